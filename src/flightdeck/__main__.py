@@ -1,0 +1,3 @@
+from flightdeck.cli import main
+
+main()

@@ -1,0 +1,49 @@
+"""Root click group with lazily imported subcommands."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from flightdeck._version import __version__
+
+# command name -> "module:attribute". One line per command; each module owns
+# one command or one command group. Modules are imported only when invoked.
+_COMMANDS: dict[str, str] = {
+    "validate": "flightdeck.cli.validate:validate",
+    "schema": "flightdeck.cli.schema:schema",
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="flightdeck")
+def cli() -> None:
+    """flightdeck: validate, inspect, freeze and run agent manifests.
+
+    \b
+    Examples:
+      flightdeck validate examples/
+      flightdeck validate --format json path/to/TOOL.md
+      flightdeck schema action
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point. Usage errors exit 2 (click's convention)."""
+    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="flightdeck")

@@ -1,0 +1,76 @@
+"""Layered TOML configuration: user `config.toml`, then the workspace's
+`flightdeck.toml`. Later layers win key by key (tables merge recursively).
+Command-line flags and environment variables are applied by the caller on
+top, so precedence is CLI > env > project > user.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flightdeck.config._paths import config_dir
+
+PROJECT_FILE = "flightdeck.toml"
+
+
+@dataclass(frozen=True)
+class Config:
+    data: dict[str, Any] = field(default_factory=dict)
+    sources: tuple[Path, ...] = ()
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        """Look up `a.b.c`; `default` when any part is missing."""
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+
+class ConfigError(Exception):
+    """A config file exists but is not valid TOML."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, str(exc)) from None
+
+
+def load_config(workspace: Path | None = None) -> Config:
+    """Read the user config then `<workspace>/flightdeck.toml`. Raises `ConfigError`."""
+    data: dict[str, Any] = {}
+    sources: list[Path] = []
+    candidates = [config_dir() / "config.toml"]
+    if workspace is not None:
+        candidates.append(workspace / PROJECT_FILE)
+    for path in candidates:
+        layer = _read(path)
+        if layer is not None:
+            data = _merge(data, layer)
+            sources.append(path)
+    return Config(data, tuple(sources))

@@ -1,0 +1,141 @@
+"""Provider-neutral message, request, stream-event and response types.
+
+Every provider maps these to its SDK's wire shapes and back. A streamed call
+and a plain call end in the same `Response`, so callers never special-case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ThinkingBlock:
+    text: str
+    signature: str = ""
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True)
+class ImageBlock:
+    media_type: str  # e.g. "image/png"
+    data_base64: str
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: dict[str, Any]
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: list[TextBlock | ImageBlock]
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+
+ContentBlock = TextBlock | ThinkingBlock | ImageBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: list[ContentBlock]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model: its name, description and input JSON Schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    messages: list[Message]
+    system: str | None = None
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 4096
+    # Extended thinking budget in tokens; None disables thinking.
+    thinking_budget: int | None = None
+    temperature: float | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of ONE model call (never cumulative across calls)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class Response:
+    """The complete result of one model call."""
+
+    content: list[ContentBlock]
+    stop_reason: StopReason
+    usage: Usage
+    model: str = ""
+
+
+# ---- stream events --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True)
+class ToolCallReady:
+    """A tool call whose arguments have been fully received."""
+
+    call: ToolUseBlock
+    type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True)
+class StreamDone:
+    """Always the last event of a successful stream."""
+
+    response: Response
+    type: Literal["done"] = "done"
+
+
+StreamEvent = TextDelta | ThinkingDelta | ToolCallReady | StreamDone
