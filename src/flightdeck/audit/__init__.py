@@ -1,0 +1,50 @@
+"""Audit: one small interface every layer records through.
+
+    from flightdeck.audit import AuditRecord, default_sink
+    sink = default_sink()                       # SQLite in the user data dir
+    sink.record(AuditRecord("io.stage", run_id, {"key": "src", "sha256": "..."}))
+    sink.records(run_id=run_id)                 # oldest first
+
+A sink implements `AuditSink.record(event)`; the stores shipped here also
+implement `AuditReader.records(run_id=None, kind=None)`. Records are
+`AuditRecord(kind, run_id, fields, timestamp)` with `fields` plain JSON.
+`SQLiteAuditSink` (default file `data_dir()/audit.sqlite3`, WAL, append-only
+named migrations), `JsonlAuditSink` (one JSON object per line, the same shape
+as `AuditRecord.to_dict()`) and `MemoryAuditSink` (tests).
+"""
+
+from __future__ import annotations
+
+from flightdeck.audit._jsonl import JsonlAuditSink
+from flightdeck.audit._memory import MemoryAuditSink
+from flightdeck.audit._record import AuditReader, AuditRecord, AuditSink, utc_now
+from flightdeck.audit._sqlite import SQLiteAuditSink
+from flightdeck.config import data_dir
+
+DEFAULT_FILE = "audit.sqlite3"
+
+
+def default_sink() -> SQLiteAuditSink:
+    """The SQLite store at `flightdeck.config.data_dir()/audit.sqlite3` (created lazily)."""
+    return SQLiteAuditSink(data_dir() / DEFAULT_FILE)
+
+
+def list_records(
+    sink: AuditReader | None = None, *, run_id: str | None = None, kind: str | None = None
+) -> list[AuditRecord]:
+    """Records of `sink` (default: the default store), filtered, oldest first."""
+    return (sink or default_sink()).records(run_id=run_id, kind=kind)
+
+
+__all__ = [
+    "DEFAULT_FILE",
+    "AuditReader",
+    "AuditRecord",
+    "AuditSink",
+    "JsonlAuditSink",
+    "MemoryAuditSink",
+    "SQLiteAuditSink",
+    "default_sink",
+    "list_records",
+    "utc_now",
+]

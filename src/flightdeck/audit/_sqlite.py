@@ -1,0 +1,105 @@
+"""The default audit store: SQLite in WAL mode with append-only named migrations.
+
+Migrations are a list of (name, SQL); each applied name is recorded in the
+`_migrations` table and never edited afterwards: a schema change is a new
+entry at the end of the list.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+from flightdeck.audit._record import AuditRecord
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_records",
+        """
+        CREATE TABLE records (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            run_id TEXT,
+            timestamp TEXT NOT NULL,
+            fields TEXT NOT NULL
+        );
+        CREATE INDEX records_run_id ON records (run_id);
+        CREATE INDEX records_kind ON records (kind);
+        """,
+    ),
+)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        # The migration and its bookkeeping row commit together (names are constants).
+        conn.executescript(
+            f"BEGIN; {sql}; INSERT INTO _migrations (name, applied_at)"
+            f" VALUES ('{name}', datetime('now')); COMMIT;"
+        )
+
+
+class SQLiteAuditSink:
+    """Thread-safe; each call opens a short-lived connection so the sink can
+    be shared across threads and processes (WAL lets readers run alongside)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._ready = False
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self._ready:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        if not self._ready:
+            with self._lock:
+                if not self._ready:
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    _migrate(conn)
+                    self._ready = True
+        return conn
+
+    def migrations(self) -> list[str]:
+        conn = self._connect()
+        try:
+            return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+        finally:
+            conn.close()
+
+    def record(self, event: AuditRecord) -> None:
+        payload = json.dumps(dict(event.fields), sort_keys=True, ensure_ascii=False)
+        conn = self._connect()
+        try:
+            conn.execute(
+                "INSERT INTO records (kind, run_id, timestamp, fields) VALUES (?, ?, ?, ?)",
+                (event.kind, event.run_id, event.timestamp, payload),
+            )
+        finally:
+            conn.close()
+
+    def records(self, run_id: str | None = None, kind: str | None = None) -> list[AuditRecord]:
+        sql = "SELECT kind, run_id, timestamp, fields FROM records WHERE 1=1"
+        args: list[str] = []
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            args.append(run_id)
+        if kind is not None:
+            sql += " AND kind = ?"
+            args.append(kind)
+        conn = self._connect()
+        try:
+            rows = conn.execute(sql + " ORDER BY id", args).fetchall()
+        finally:
+            conn.close()
+        return [
+            AuditRecord(kind=k, run_id=r, timestamp=t, fields=json.loads(f)) for k, r, t, f in rows
+        ]
