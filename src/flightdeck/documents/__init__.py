@@ -1,0 +1,32 @@
+"""The document layer: frontmatter, YAML, kinds, schemas and diagnostics.
+
+Load a manifest with `load_document(path)`; every problem comes back as a
+located `Diagnostic` in the `LoadResult`, never as an exception.
+"""
+
+from flightdeck.documents._diagnostics import Diagnostic, Severity, locate, pointer_join
+from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
+from flightdeck.documents._kinds import is_manifest_name
+from flightdeck.documents._load import Limits, load_document, parse_document, validate_data
+from flightdeck.documents._scan import ScanEntry, scan_paths
+from flightdeck.documents._schemas import load_schema, schema_names
+
+__all__ = [
+    "Diagnostic",
+    "Document",
+    "DocumentKind",
+    "Limits",
+    "LoadResult",
+    "ScanEntry",
+    "Severity",
+    "SourceMap",
+    "is_manifest_name",
+    "load_document",
+    "load_schema",
+    "locate",
+    "parse_document",
+    "pointer_join",
+    "scan_paths",
+    "schema_names",
+    "validate_data",
+]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from flightdeck.documents._diagnostics import Diagnostic
 
 
-class DocumentKind(str, Enum):
+class DocumentKind(StrEnum):
     ACTION = "action"
     TOOL = "tool"
     DRIVER = "driver"

@@ -1,0 +1,45 @@
+"""Shared terminal rendering of diagnostics (colour only on a terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import click
+
+from flightdeck.documents import Diagnostic, DocumentKind, Severity
+
+_COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def format_diagnostic(diag: Diagnostic) -> str:
+    where = f"{diag.line}:{diag.column or 1}" if diag.line is not None else "-"
+    sev = click.style(f"{diag.severity.value:<7}", fg=_COLOURS[diag.severity], bold=True)
+    pointer = click.style(f"  [{diag.pointer}]", dim=True) if diag.pointer else ""
+    text = f"  {where:>7}  {sev} {diag.message}{pointer}  " + click.style(diag.code, dim=True)
+    if diag.hint:
+        text += "\n" + " " * 18 + click.style(f"hint: {diag.hint}", fg="green")
+    return text
+
+
+def print_diagnostics_by_file(
+    files: Iterable[tuple[Path, DocumentKind | None, Sequence[Diagnostic]]],
+) -> None:
+    for path, kind, diagnostics in files:
+        if not diagnostics:
+            continue
+        label = f" ({kind.value})" if kind else ""
+        click.echo(click.style(str(path), bold=True) + label)
+        for diag in diagnostics:
+            click.echo(format_diagnostic(diag))
+
+
+def summary_line(summary: dict[str, int]) -> str:
+    files, invalid = summary["files"], summary["invalid"]
+    parts = [f"{summary['errors']} error(s)", f"{summary['warnings']} warning(s)"]
+    if summary.get("skipped"):
+        parts.append(f"{summary['skipped']} skipped")
+    detail = ", ".join(parts)
+    if invalid:
+        return click.style(f"✗ {invalid} of {files} file(s) invalid: {detail}", fg="red", bold=True)
+    return click.style(f"✓ {files} file(s) valid: {detail}", fg="green", bold=True)

@@ -1,0 +1,88 @@
+"""`flightdeck validate PATH...`"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from flightdeck.cli._render import print_diagnostics_by_file, summary_line
+from flightdeck.documents import DocumentKind, Limits
+from flightdeck.validation import ValidateOptions, ValidationReport, validate_paths
+
+_KINDS = [k.value for k in DocumentKind]
+
+
+def _progress_printer() -> Callable[[int, Path], None] | None:
+    """A `\\r` counter on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(index: int, path: Path) -> None:
+        if index % 250 == 0:
+            sys.stderr.write(f"\rvalidating... {index} files")
+            sys.stderr.flush()
+
+    return show
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--as", "as_kind", type=click.Choice(_KINDS), help="Treat every file as this kind.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--strict", is_flag=True, help="Treat trust downgrades as errors.")
+@click.option(
+    "--library",
+    "libraries",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="An action library to resolve refs against (repeatable).",
+)
+@click.option("--max-bytes", type=int, default=Limits.max_bytes, show_default=True)
+@click.option("--max-depth", type=int, default=Limits.max_depth, show_default=True)
+@click.option("--max-aliases", type=int, default=Limits.max_alias_expansion, show_default=True)
+def validate(
+    paths: tuple[Path, ...],
+    as_kind: str | None,
+    fmt: str,
+    strict: bool,
+    libraries: tuple[Path, ...],
+    max_bytes: int,
+    max_depth: int,
+    max_aliases: int,
+) -> None:
+    """Validate manifests: files, or directories scanned recursively for
+    ACTION.md, TOOL.md, DRIVER.md, SKILL.md and *.skill.md.
+
+    Exit status: 0 all valid, 1 some invalid, 2 usage error.
+
+    \b
+    Examples:
+      flightdeck validate examples/
+      flightdeck validate --format json .actions/
+      flightdeck validate --as io blocks/shared-io.md
+    """
+    options = ValidateOptions(
+        kind=DocumentKind(as_kind) if as_kind else None,
+        limits=Limits(max_bytes, max_depth, max_aliases),
+        strict=strict,
+        libraries=libraries,
+        workspace=Path.cwd(),
+    )
+    progress = _progress_printer()
+    report = validate_paths(paths, options, progress=progress)
+    if progress is not None:
+        sys.stderr.write("\r\033[K")
+    if fmt == "json":
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _print_text(report)
+    sys.exit(0 if report.ok else 1)
+
+
+def _print_text(report: ValidationReport) -> None:
+    print_diagnostics_by_file((f.path, f.kind, f.diagnostics) for f in report.files)
+    click.echo(summary_line(report.summary()))

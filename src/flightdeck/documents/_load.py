@@ -1,0 +1,133 @@
+"""Loading one manifest: read, split, parse, detect the kind, validate.
+
+Nothing here raises for bad input: every problem becomes a located
+diagnostic in the `LoadResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
+from flightdeck.documents._diagnostics import Diagnostic, locate
+from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
+from flightdeck.documents._schema_errors import schema_diagnostics
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps that keep hostile input cheap to reject; users may raise them."""
+
+    max_bytes: int = 5 * 1024 * 1024
+    max_depth: int = 64
+    max_alias_expansion: int = 10_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def validate_data(kind: DocumentKind | str, data: Any) -> list[Diagnostic]:
+    """Schema diagnostics for frontmatter data (pointers only, no positions)."""
+    resolved = _kinds.coerce_kind(kind)
+    assert resolved is not None
+    name = _kinds.schema_name(resolved, data)
+    if _schemas.is_valid(name, data):
+        return []
+    return schema_diagnostics(name, data)
+
+
+def _failed(path: Path | None, diag: Diagnostic) -> LoadResult:
+    file = str(path) if path is not None else None
+    return LoadResult(path, None, tuple(locate([diag], file, None)))
+
+
+def parse_document(
+    source: str | bytes,
+    *,
+    path: str | Path | None = None,
+    kind: DocumentKind | str | None = None,
+    limits: Limits | None = None,
+) -> LoadResult:
+    """Parse and validate manifest text (as read from `path`, if given)."""
+    limits = limits or DEFAULT_LIMITS
+    where = Path(path) if path is not None else None
+    if isinstance(source, bytes) and b"\x00" in source:
+        return _failed(
+            where, Diagnostic("document.binary", "the file is binary, not a text manifest", line=1)
+        )
+    try:
+        text = _frontmatter.decode(source) if isinstance(source, bytes) else source
+        split = _frontmatter.split(_frontmatter.normalise(text))
+    except _frontmatter.FrontmatterError as exc:
+        return _failed(where, exc.diagnostic)
+    yaml_limits = _yaml.YamlLimits(limits.max_depth, limits.max_alias_expansion)
+    try:
+        data, source_map = _yaml.compose(
+            split.frontmatter, line_offset=split.line_offset, limits=yaml_limits
+        )
+    except _yaml.YamlError as exc:
+        return _failed(where, exc.diagnostic)
+    return _build(where, data, split.body, source_map, _kinds.coerce_kind(kind))
+
+
+def _build(
+    path: Path | None,
+    data: Any,
+    body: str,
+    source_map: SourceMap,
+    forced: DocumentKind | None,
+) -> LoadResult:
+    file = str(path) if path is not None else None
+    if not isinstance(data, dict):
+        found = "empty" if data is None else f"a {type(data).__name__}"
+        diag = Diagnostic(
+            "document.not_a_mapping",
+            f"the frontmatter must be a mapping of fields; it is {found}",
+            line=2,
+            column=1,
+            hint="write 'key: value' lines between the '---' lines",
+        )
+        return _failed(path, diag)
+    kind = forced or _kinds.kind_from_name(path) or _kinds.kind_from_data(data)
+    if kind is None:
+        diag = Diagnostic(
+            "document.unknown_kind",
+            "cannot tell what kind of manifest this is",
+            hint="name the file ACTION.md, TOOL.md, DRIVER.md or SKILL.md, or pass --as KIND",
+            line=1,
+            column=1,
+        )
+        return _failed(path, diag)
+    document = Document(kind, data, body, path, source_map)
+    diagnostics = tuple(locate(validate_data(kind, data), file, source_map))
+    return LoadResult(path, document, diagnostics)
+
+
+def load_document(
+    path: str | Path,
+    *,
+    kind: DocumentKind | str | None = None,
+    limits: Limits | None = None,
+) -> LoadResult:
+    """Read, parse and validate one manifest file."""
+    limits = limits or DEFAULT_LIMITS
+    where = Path(path)
+    try:
+        size = where.stat().st_size
+        if size > limits.max_bytes:
+            return _failed(
+                where,
+                Diagnostic(
+                    "document.too_large",
+                    f"the file is {size:,} bytes; the limit is {limits.max_bytes:,}",
+                    hint="raise the limit with --max-bytes if this is intended",
+                ),
+            )
+        raw = where.read_bytes()
+    except OSError as exc:
+        return _failed(
+            where, Diagnostic("document.unreadable", f"cannot read the file: {exc.strerror}")
+        )
+    return parse_document(raw, path=where, kind=kind, limits=limits)
