@@ -24,7 +24,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
 from flightdeck.documents._document import SourceMap
 
-_CParser: Any = getattr(yaml, "CParser", None)
+try:  # libyaml's C parser; PyYAML does not re-export it at the top level
+    from yaml._yaml import CParser as _CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _CParser = None
 _PLAIN = "tag:flightdeck,plain"  # implicit tag for unquoted scalars; resolved below
 _STR = "tag:yaml.org,2002:str"
 _SEQ = "tag:yaml.org,2002:seq"
@@ -263,11 +266,25 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
 
     Raises `YamlError` with a located diagnostic for any problem.
     """
-    loader = _Loader(text)
+    loader = None
     try:
+        loader = _Loader(text)
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        raise YamlError(_syntax_diagnostic(exc, line_offset)) from None
+        raise YamlError(_syntax_diagnostic(exc, line_offset, text)) from None
+    except yaml.reader.ReaderError as exc:
+        before = text[: exc.position]
+        raise YamlError(
+            Diagnostic(
+                "yaml.bad_character",
+                f"character U+{exc.character:04X} is not allowed in YAML",
+                line=before.count("\n") + 1 + line_offset,
+                column=exc.position - (before.rfind("\n") + 1) + 1,
+                hint="remove control characters from the frontmatter",
+            )
+        ) from None
+    except yaml.YAMLError as exc:  # anything else libyaml reports
+        raise YamlError(Diagnostic("yaml.syntax", str(exc), line=line_offset + 1)) from None
     except RecursionError:
         raise YamlError(
             Diagnostic(
@@ -279,7 +296,8 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
             )
         ) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if node is None:
         return None, SourceMap()
     builder = _Builder(line_offset, limits)
@@ -292,14 +310,14 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
     return data, SourceMap(builder.values, builder.keys)
 
 
-def _syntax_diagnostic(exc: yaml.MarkedYAMLError, line_offset: int) -> Diagnostic:
+def _syntax_diagnostic(exc: yaml.MarkedYAMLError, line_offset: int, text: str) -> Diagnostic:
     mark = exc.problem_mark or exc.context_mark
     line = mark.line + 1 + line_offset if mark else line_offset + 1
     column = mark.column + 1 if mark else 1
     problem = exc.problem or "invalid YAML"
     context = f" {exc.context}" if exc.context else ""
     code, hint = "yaml.syntax", None
-    if "'\\t'" in problem or "tab" in problem:
+    if "tab" in problem or (mark is not None and _tab_indented(text, mark.line)):
         code = "yaml.tab"
         hint = "YAML does not allow tabs for indentation; indent with spaces"
     elif "found duplicate anchor" in problem:
@@ -308,3 +326,11 @@ def _syntax_diagnostic(exc: yaml.MarkedYAMLError, line_offset: int) -> Diagnosti
         code = "yaml.undefined_alias"
     message = f"{problem}{context}".strip()
     return Diagnostic(code, message, line=line, column=column, hint=hint)
+
+
+def _tab_indented(text: str, line_index: int) -> bool:
+    lines = text.split("\n")
+    if line_index >= len(lines):
+        return False
+    line = lines[line_index]
+    return "\t" in line[: len(line) - len(line.lstrip())]

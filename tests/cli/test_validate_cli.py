@@ -1,0 +1,90 @@
+"""`flightdeck validate` and `flightdeck schema` as processes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli._run import run
+
+GOOD = "---\nschema: action/v1\nid: storage:commit\ndescription: Commit.\n---\n"
+BAD = "---\nschema: action/v1\nid: storage:commit\ndescription: Commit.\napproval: sometimes\n---\n"
+
+
+def _tree(tmp_path: Path) -> Path:
+    for name, text in [("good", GOOD), ("bad", BAD)]:
+        folder = tmp_path / ".actions" / name
+        folder.mkdir(parents=True)
+        (folder / "ACTION.md").write_text(text)
+    return tmp_path
+
+
+def test_exit_zero_when_all_valid(tmp_path: Path) -> None:
+    path = tmp_path / "ACTION.md"
+    path.write_text(GOOD)
+    proc = run("validate", str(path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 file(s) valid" in proc.stdout
+
+
+def test_exit_one_with_located_diagnostic_when_invalid(tmp_path: Path) -> None:
+    proc = run("validate", str(_tree(tmp_path)))
+    assert proc.returncode == 1
+    bad = str(tmp_path / ".actions" / "bad" / "ACTION.md")
+    assert bad in proc.stdout
+    assert "5:1" in proc.stdout and "schema.enum" in proc.stdout
+    assert "1 of 2 file(s) invalid" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_no_colour_when_not_a_terminal(tmp_path: Path) -> None:
+    proc = run("validate", str(_tree(tmp_path)))
+    assert "\x1b[" not in proc.stdout and "\x1b[" not in proc.stderr
+
+
+def test_json_report_shape(tmp_path: Path) -> None:
+    proc = run("validate", "--format", "json", str(_tree(tmp_path)))
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["ok"] is False
+    assert report["summary"] == {
+        "files": 2,
+        "valid": 1,
+        "invalid": 1,
+        "skipped": 0,
+        "errors": 1,
+        "warnings": 0,
+    }
+    diag = next(f for f in report["files"] if not f["valid"])["diagnostics"][0]
+    assert diag["code"] == "schema.enum"
+    assert (diag["line"], diag["column"], diag["pointer"]) == (5, 1, "/approval")
+    assert "always" in diag["message"]
+
+
+def test_usage_errors_exit_two(tmp_path: Path) -> None:
+    assert run("validate", str(tmp_path / "missing")).returncode == 2
+    assert run("validate", "--no-such-flag", str(tmp_path)).returncode == 2
+    assert run("validate").returncode == 2
+
+
+def test_as_kind_overrides_detection(tmp_path: Path) -> None:
+    path = tmp_path / "block.md"
+    path.write_text("---\ninputs: {type: object}\noutputs: {type: object}\n---\n")
+    assert run("validate", "--as", "io", str(path)).returncode == 0
+    assert run("validate", "--as", "action", str(path)).returncode == 1
+
+
+def test_schema_command_prints_and_lists() -> None:
+    listing = run("schema")
+    assert listing.returncode == 0
+    assert {"action", "tool", "driver", "driver-sdk", "skill", "io", "runner"} <= set(
+        listing.stdout.split()
+    )
+    action = json.loads(run("schema", "action").stdout)
+    assert action["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert run("schema", "nope").returncode == 2
+
+
+def test_version() -> None:
+    proc = run("--version")
+    assert proc.returncode == 0 and "0.1.0" in proc.stdout
