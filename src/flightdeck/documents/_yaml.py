@@ -24,8 +24,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
 from flightdeck.documents._document import SourceMap
 
+_CParser: Any
 try:  # libyaml's C parser; PyYAML does not re-export it at the top level
-    from yaml._yaml import CParser as _CParser
+    from yaml._yaml import CParser
+
+    _CParser = CParser
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     _CParser = None
 _PLAIN = "tag:flightdeck,plain"  # implicit tag for unquoted scalars; resolved below
