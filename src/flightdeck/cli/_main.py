@@ -14,6 +14,7 @@ from flightdeck._version import __version__
 _COMMANDS: dict[str, str] = {
     "validate": "flightdeck.cli.validate:validate",
     "schema": "flightdeck.cli.schema:schema",
+    "lint": "flightdeck.cli.lint:lint",
 }
 
 

@@ -1,0 +1,55 @@
+"""`flightdeck lint PATH...`: schema + Flight Plan lint for SKILL.md files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from flightdeck.cli._render import format_diagnostic
+from flightdeck.flightplan import load_plan
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--installed",
+    "installed",
+    multiple=True,
+    metavar="REF",
+    help="An action installed on this host (repeatable); other required actions become warnings.",
+)
+def lint(paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...]) -> None:
+    """Check Flight Plans (SKILL.md) beyond their schema: unique ids, bindings
+    that resolve, an acyclic step graph, declared actions, catalog tools, no
+    LLM keys outside the llm-seam, and no secret material.
+
+    Exit status: 0 clean (warnings allowed), 1 errors, 2 usage error.
+
+    \b
+    Examples:
+      flightdeck lint plans/weekly-digest/SKILL.md
+      flightdeck lint --format json SKILL.md
+      flightdeck lint --installed aileron:metrics.query_series SKILL.md
+    """
+    loads = [load_plan(path, installed_actions=installed or None) for path in paths]
+    failed = any(not load.ok for load in loads)
+    if fmt == "json":
+        files = [
+            {
+                "path": str(load.path),
+                "ok": load.ok,
+                "diagnostics": [diag.to_dict() for diag in load.diagnostics],
+            }
+            for load in loads
+        ]
+        click.echo(json.dumps({"ok": not failed, "files": files}, indent=2))
+    else:
+        for load in loads:
+            mark = click.style("✓", fg="green") if load.ok else click.style("✗", fg="red")
+            click.echo(f"{mark} {click.style(str(load.path), bold=True)}")
+            for diag in load.diagnostics:
+                click.echo(format_diagnostic(diag))
+    raise SystemExit(1 if failed else 0)

@@ -1,0 +1,86 @@
+"""Canonical bytes and the content hash of a Flight Plan.
+
+    canonical = JCS(frontmatter without aileron.lock.contentHash) || 0x00 || body
+
+JCS is RFC 8785 (sorted keys by UTF-16 code units, no whitespace, ECMAScript
+number formatting, minimal string escaping), UTF-8 encoded. The body is the
+markdown after the closing `---` line with CRLF and lone CR turned into LF,
+UTF-8 encoded. `lock.contentHash` is `sha256:` + lowercase hex of SHA-256 of
+these bytes, and the Ed25519 signature is over these same bytes. The
+construction is specified in docs/canonical-bytes.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import rfc8785
+
+SEPARATOR = b"\x00"
+
+
+class CanonicalError(ValueError):
+    """The frontmatter holds a value JCS cannot encode (e.g. an integer beyond 2**53)."""
+
+
+def normalise_body(body: str) -> str:
+    return body.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def without_content_hash(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of the frontmatter with `aileron.lock.contentHash` removed."""
+    out = copy.deepcopy(dict(data))
+    lock = out.get("aileron", {}).get("lock") if isinstance(out.get("aileron"), dict) else None
+    if isinstance(lock, dict):
+        lock.pop("contentHash", None)
+    return out
+
+
+def jcs(value: object) -> bytes:
+    try:
+        return bytes(rfc8785.dumps(cast(Any, value)))
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        raise CanonicalError(f"cannot canonicalize the frontmatter: {exc}") from exc
+
+
+def canonical_bytes(data: Mapping[str, Any], body: str) -> bytes:
+    return jcs(without_content_hash(data)) + SEPARATOR + normalise_body(body).encode("utf-8")
+
+
+def sha256_tag(raw: bytes) -> str:
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def content_hash(data: Mapping[str, Any], body: str) -> str:
+    return sha256_tag(canonical_bytes(data, body))
+
+
+@dataclass(frozen=True)
+class PartDigests:
+    """Digests of the three parts, recorded beside the signature so verify can
+    say *which* part changed. Advisory only: the decision rests on the content
+    hash and the signature."""
+
+    frontmatter: str  # JCS of the frontmatter without aileron.lock
+    lock: str  # JCS of aileron.lock without contentHash
+    body: str  # the normalised body
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any], body: str) -> PartDigests:
+        stripped = without_content_hash(data)
+        aileron = stripped.get("aileron")
+        lock: object = {}
+        if isinstance(aileron, dict):
+            lock = aileron.pop("lock", {})
+        return cls(
+            frontmatter=sha256_tag(jcs(stripped)),
+            lock=sha256_tag(jcs(lock)),
+            body=sha256_tag(normalise_body(body).encode("utf-8")),
+        )
+
+    def to_data(self) -> dict[str, str]:
+        return {"frontmatter": self.frontmatter, "lock": self.lock, "body": self.body}

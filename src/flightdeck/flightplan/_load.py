@@ -1,0 +1,62 @@
+"""Load a SKILL.md: parse, schema-validate, lint, and read the typed plan."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from flightdeck.documents import (
+    Diagnostic,
+    Document,
+    DocumentKind,
+    LoadResult,
+    load_document,
+    parse_document,
+)
+from flightdeck.flightplan._lint import lint_document
+from flightdeck.flightplan._models import FlightPlan
+from flightdeck.flightplan._read import read_plan
+
+
+@dataclass(frozen=True)
+class PlanLoad:
+    """What loading a plan produced: schema and lint diagnostics together.
+    `plan` is None only when the file could not be parsed at all."""
+
+    path: Path | None
+    document: Document | None
+    plan: FlightPlan | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.plan is not None and not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.is_error)
+
+
+def load_plan(path: str | Path, *, installed_actions: Collection[str] | None = None) -> PlanLoad:
+    """Load + schema + lint a SKILL.md file. Never raises for bad input."""
+    return _finish(load_document(path, kind=DocumentKind.SKILL), installed_actions)
+
+
+def parse_plan(
+    text: str | bytes,
+    *,
+    path: str | Path | None = None,
+    installed_actions: Collection[str] | None = None,
+) -> PlanLoad:
+    """Like `load_plan` for text already in memory."""
+    return _finish(parse_document(text, path=path, kind=DocumentKind.SKILL), installed_actions)
+
+
+def _finish(result: LoadResult, installed_actions: Collection[str] | None) -> PlanLoad:
+    document = result.document
+    if document is None:
+        return PlanLoad(result.path, None, None, result.diagnostics)
+    lint = lint_document(document, installed_actions=installed_actions)
+    plan = read_plan(document.data, document.body)
+    return PlanLoad(result.path, document, plan, (*result.diagnostics, *lint))

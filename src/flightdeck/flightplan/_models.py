@@ -1,0 +1,271 @@
+"""Typed, frozen views of a Flight Plan's frontmatter.
+
+The JSON Schema is the one source of truth for shape; these models only read
+already-validated data. The reader is lenient on purpose: a value of the wrong
+type is skipped (or read as empty), never a crash, so lint can run on data the
+schema rejected and still report everything else. `index` fields keep each
+item's position in its array so checks can build JSON pointers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flightdeck.flightplan._bindings import Binding, parse_binding
+
+STEP_KINDS = ("action-call", "transform", "tool", "llm-seam")
+
+
+def _map(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _strs(value: object) -> tuple[str, ...]:
+    return tuple(item for item in _list(value) if isinstance(item, str))
+
+
+@dataclass(frozen=True)
+class TrustContract:
+    """A per-action (or per-tool-step) trust contract. `raw` keeps every field."""
+
+    raw: Mapping[str, Any]
+    credential_kind: str | None = None
+    placement: str | None = None
+    identity_label: str | None = None
+    hosts: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    effect: str | None = None
+    safe_to_retry: bool = False
+    idempotency_key: bool = False
+    redaction: tuple[tuple[str, str], ...] = ()  # (field path, rule)
+    audit_fields: tuple[str, ...] = ()
+    audit_sink: str | None = None
+
+    @classmethod
+    def read(cls, value: object) -> TrustContract | None:
+        if not isinstance(value, dict):
+            return None
+        credential = _map(value.get("credential"))
+        idempotency = _map(value.get("idempotency"))
+        audit = _map(value.get("audit"))
+        rules = tuple(
+            (rule["field"], rule["rule"])
+            for rule in _list(value.get("redaction"))
+            if isinstance(rule, dict)
+            and isinstance(rule.get("field"), str)
+            and isinstance(rule.get("rule"), str)
+        )
+        return cls(
+            raw=value,
+            credential_kind=_str(credential.get("kind")),
+            placement=_str(credential.get("placement")),
+            identity_label=_str(credential.get("identityLabel")),
+            hosts=_strs(value.get("hosts")),
+            paths=_strs(value.get("paths")),
+            effect=_str(value.get("effect")),
+            safe_to_retry=idempotency.get("safeToRetry") is True,
+            idempotency_key=idempotency.get("idempotencyKey") is True,
+            redaction=rules,
+            audit_fields=_strs(audit.get("fields")),
+            audit_sink=_str(audit.get("sink")),
+        )
+
+
+@dataclass(frozen=True)
+class ActionRequirement:
+    index: int
+    ref: str
+    trust_contract: TrustContract | None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How an input resolves at launch: `literal`, `dynamic` or `source`."""
+
+    rule: str | None
+    default: Any = None
+    has_default: bool = False
+    value: str | None = None  # dynamic: `now` | `today`
+    source_action_ref: str | None = None
+    source_select: str | None = None
+
+
+@dataclass(frozen=True)
+class Input:
+    index: int
+    name: str
+    type: str | None
+    resolution: Resolution
+    description: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Output:
+    index: int
+    name: str
+    mime_type: str | None
+    encoding: str | None
+    publish_target: str | None
+    publish_path: str | None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step. `references` holds args (action-call) or bindings (others)."""
+
+    index: int
+    id: str
+    kind: str | None
+    references: Mapping[str, str]
+    outputs: tuple[str, ...] = ()
+    action_ref: str | None = None
+    command: tuple[str, ...] = ()
+    mount_path: str | None = None
+    collect_path: str | None = None
+    trust_contract: TrustContract | None = None
+    materializes_output: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def references_field(self) -> str:
+        return "args" if self.kind == "action-call" else "bindings"
+
+    def bindings(self) -> dict[str, Binding]:
+        """The references that parse, by argument name."""
+        parsed = {key: parse_binding(text) for key, text in self.references.items()}
+        return {key: binding for key, binding in parsed.items() if binding is not None}
+
+    def dependencies(self) -> tuple[str, ...]:
+        """Ids of the steps this step reads from, in first-reference order."""
+        seen: dict[str, None] = {}
+        for binding in self.bindings().values():
+            if binding.step is not None:
+                seen.setdefault(binding.step)
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class ResolvedImage:
+    ref: str
+    digest: str  # the pinned reference, `<name>@sha256:<hex>`
+
+
+@dataclass(frozen=True)
+class ResolvedCapability:
+    name: str
+    requested: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Lock:
+    """The `aileron.lock` section written by freeze."""
+
+    resolved_images: tuple[ResolvedImage, ...] = ()
+    resolved_capability_set: tuple[ResolvedCapability, ...] = ()
+    step_trust: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # step id -> hosts
+    publisher: str | None = None
+    content_hash: str | None = None
+    version: str | None = None
+
+    @classmethod
+    def read(cls, value: object) -> Lock | None:
+        if not isinstance(value, dict):
+            return None
+        images = tuple(
+            ResolvedImage(item["ref"], item["digest"])
+            for item in _list(value.get("resolvedImages"))
+            if isinstance(item, dict)
+            and isinstance(item.get("ref"), str)
+            and isinstance(item.get("digest"), str)
+        )
+        capabilities = tuple(
+            ResolvedCapability(item["name"], item["requested"], item["version"])
+            for item in _list(value.get("resolvedCapabilitySet"))
+            if isinstance(item, dict)
+            and all(isinstance(item.get(k), str) for k in ("name", "requested", "version"))
+        )
+        trust = {
+            step_id: _strs(_map(entry).get("hosts"))
+            for step_id, entry in _map(value.get("stepTrust")).items()
+        }
+        return cls(
+            resolved_images=images,
+            resolved_capability_set=capabilities,
+            step_trust=trust,
+            publisher=_str(value.get("publisher")),
+            content_hash=_str(value.get("contentHash")),
+            version=_str(value.get("version")),
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        """The lock as frontmatter data; empty sections are left out."""
+        data: dict[str, Any] = {}
+        if self.resolved_images:
+            data["resolvedImages"] = [
+                {"ref": image.ref, "digest": image.digest} for image in self.resolved_images
+            ]
+        if self.resolved_capability_set:
+            data["resolvedCapabilitySet"] = [
+                {"name": cap.name, "requested": cap.requested, "version": cap.version}
+                for cap in self.resolved_capability_set
+            ]
+        if self.step_trust:
+            data["stepTrust"] = {
+                step_id: {"hosts": list(hosts)} for step_id, hosts in self.step_trust.items()
+            }
+        for key, value in (
+            ("publisher", self.publisher),
+            ("version", self.version),
+            ("contentHash", self.content_hash),
+        ):
+            if value is not None:
+                data[key] = value
+        return data
+
+
+@dataclass(frozen=True)
+class Environment:
+    tools: tuple[str, ...] = ()  # `<name>@<version>` as written
+    image: str | None = None
+
+
+@dataclass(frozen=True)
+class FlightPlan:
+    """A SKILL.md with its `aileron` block, read into typed parts."""
+
+    name: str | None
+    description: str | None
+    data: Mapping[str, Any]  # the whole frontmatter, as loaded
+    body: str
+    has_aileron: bool
+    schema_version: str | None = None
+    requires: tuple[ActionRequirement, ...] = ()
+    environment: Environment | None = None
+    inputs: tuple[Input, ...] = ()
+    outputs: tuple[Output, ...] = ()
+    steps: tuple[Step, ...] = ()
+    lock: Lock | None = None
+
+    def step(self, step_id: str) -> Step | None:
+        return next((step for step in self.steps if step.id == step_id), None)
+
+    def input(self, name: str) -> Input | None:
+        return next((item for item in self.inputs if item.name == name), None)
+
+    def output(self, name: str) -> Output | None:
+        return next((item for item in self.outputs if item.name == name), None)
+
+    def action(self, ref: str) -> ActionRequirement | None:
+        return next((item for item in self.requires if item.ref == ref), None)

@@ -1,0 +1,134 @@
+"""Read frontmatter data into a `FlightPlan` (lenient: wrong types are skipped)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flightdeck.flightplan._models import (
+    ActionRequirement,
+    Environment,
+    FlightPlan,
+    Input,
+    Lock,
+    Output,
+    Resolution,
+    Step,
+    TrustContract,
+    _list,
+    _map,
+    _str,
+    _strs,
+)
+
+
+def read_plan(data: Mapping[str, Any], body: str = "") -> FlightPlan:
+    """Build the typed view of a SKILL.md frontmatter. Never raises on bad data."""
+    block = data.get("aileron")
+    aileron = _map(block)
+    return FlightPlan(
+        name=_str(data.get("name")),
+        description=_str(data.get("description")),
+        data=data,
+        body=body,
+        has_aileron=isinstance(block, dict),
+        schema_version=_str(aileron.get("schemaVersion")),
+        requires=tuple(_requires(aileron.get("requires"))),
+        environment=_environment(aileron.get("environment")),
+        inputs=tuple(_inputs(aileron.get("inputs"))),
+        outputs=tuple(_outputs(aileron.get("outputs"))),
+        steps=tuple(_steps(aileron.get("steps"))),
+        lock=Lock.read(aileron.get("lock")),
+    )
+
+
+def _requires(value: object) -> list[ActionRequirement]:
+    out = []
+    for index, item in enumerate(_list(_map(value).get("actions"))):
+        if isinstance(item, dict) and isinstance(item.get("ref"), str):
+            out.append(
+                ActionRequirement(index, item["ref"], TrustContract.read(item.get("trustContract")))
+            )
+    return out
+
+
+def _environment(value: object) -> Environment | None:
+    if not isinstance(value, dict):
+        return None
+    return Environment(tools=_strs(value.get("tools")), image=_str(value.get("image")))
+
+
+def _inputs(value: object) -> list[Input]:
+    out = []
+    for index, item in enumerate(_list(value)):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        rule = _map(item.get("resolution"))
+        source = _map(rule.get("source"))
+        resolution = Resolution(
+            rule=_str(rule.get("rule")),
+            default=rule.get("default"),
+            has_default="default" in rule,
+            value=_str(rule.get("value")),
+            source_action_ref=_str(source.get("actionRef")),
+            source_select=_str(source.get("select")),
+        )
+        out.append(
+            Input(
+                index,
+                item["name"],
+                _str(item.get("type")),
+                resolution,
+                _str(item.get("description")),
+                item,
+            )
+        )
+    return out
+
+
+def _outputs(value: object) -> list[Output]:
+    out = []
+    for index, item in enumerate(_list(value)):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        publish = _map(item.get("publish"))
+        out.append(
+            Output(
+                index,
+                item["name"],
+                _str(item.get("mimeType")),
+                _str(item.get("encoding")),
+                _str(publish.get("target")),
+                _str(publish.get("path")),
+            )
+        )
+    return out
+
+
+def _steps(value: object) -> list[Step]:
+    out = []
+    for index, item in enumerate(_list(value)):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        kind = _str(item.get("kind"))
+        field = "args" if kind == "action-call" else "bindings"
+        references = {
+            key: text for key, text in _map(item.get(field)).items() if isinstance(text, str)
+        }
+        out.append(
+            Step(
+                index=index,
+                id=item["id"],
+                kind=kind,
+                references=references,
+                outputs=_strs(item.get("outputs")),
+                action_ref=_str(item.get("actionRef")),
+                command=_strs(item.get("command")),
+                mount_path=_str(_map(item.get("mount")).get("path")),
+                collect_path=_str(_map(item.get("collect")).get("path")),
+                trust_contract=TrustContract.read(item.get("trustContract")),
+                materializes_output=_str(item.get("materializesOutput")),
+                raw=item,
+            )
+        )
+    return out

@@ -1,0 +1,143 @@
+"""Secret detection: keys that would hold a secret, strings that look like one.
+
+The manifest declares credential kinds and placements, never values (seed
+003, "Credential sealing invariant"). Two checks:
+
+- secret-named keys (`value`, `token`, `password`, `apiKey`, ...) anywhere in
+  a trust contract or a step. The OAuth endpoint map is exempt: its keys name
+  endpoints (`token: https://...`) and its values are URLs. Argument names in
+  `args`/`bindings` are exempt too when the value is a binding reference.
+- credential-looking strings anywhere in the frontmatter: well-known key
+  prefixes (`sk-`, `ghp_`, `AKIA`, `xoxb-`, PEM private keys, JWTs, ...) and
+  long, mixed-case, high-entropy tokens. Digests (`sha256:<hex>`) are not
+  secrets; hex alone never reaches the entropy threshold either.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from flightdeck.flightplan._bindings import parse_binding
+
+_SECRET_KEYS = frozenset(
+    {
+        "value",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "apikey",
+        "accesskey",
+        "secretkey",
+        "privatekey",
+        "clientsecret",
+        "credentialvalue",
+        "bearer",
+        "cookie",
+    }
+)
+_SECRET_SUFFIXES = ("token", "secret", "password", "apikey", "privatekey", "secretkey")
+
+_PREFIXES = re.compile(
+    r"(?<![A-Za-z0-9])("
+    r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"
+    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r")"
+)
+_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
+_DIGEST = re.compile(r"sha(256|384|512):[0-9a-f]+")
+_ENTROPY_BITS = 4.0  # bits per character; random base64 is ~5, hex at most 4
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    pointer: str
+    kind: str  # "key" or "value"
+    detail: str
+
+
+def is_secret_key(key: str) -> bool:
+    normal = re.sub(r"[^a-z0-9]", "", key.lower())
+    return normal in _SECRET_KEYS or normal.endswith(_SECRET_SUFFIXES)
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def looks_like_credential(text: str) -> str | None:
+    """A short description of why `text` looks like a credential, or None."""
+    match = _PREFIXES.search(text)
+    if match:
+        return f"starts like a known credential ({match.group(0)[:6]}...)"
+    for token in _TOKEN.findall(text):
+        if _DIGEST.fullmatch(text.strip()):
+            continue
+        mixed = (
+            any(c.isdigit() for c in token)
+            and any(c.isupper() for c in token)
+            and any(c.islower() for c in token)
+        )
+        if mixed and _entropy(token) >= _ENTROPY_BITS:
+            return f"a {len(token)}-character high-entropy token"
+    return None
+
+
+def scan_values(value: object, pointer: str = "") -> Iterator[SecretFinding]:
+    """Every credential-looking string (or key) in a JSON value."""
+    if isinstance(value, str):
+        why = looks_like_credential(value)
+        if why:
+            yield SecretFinding(pointer, "value", why)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            child = f"{pointer}/{_escape(key)}"
+            why = looks_like_credential(key)
+            if why:
+                yield SecretFinding(child, "value", why)
+            yield from scan_values(item, child)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from scan_values(item, f"{pointer}/{index}")
+
+
+def scan_keys(value: object, pointer: str) -> Iterator[SecretFinding]:
+    """Secret-named keys inside a trust contract or a step."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            child = f"{pointer}/{_escape(key)}"
+            if _exempt(pointer, item) or not is_secret_key(key):
+                yield from scan_keys(item, child)
+                continue
+            yield SecretFinding(child, "key", key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from scan_keys(item, f"{pointer}/{index}")
+
+
+def _exempt(parent: str, value: object) -> bool:
+    if parent.endswith("/oauth/endpoints"):
+        return isinstance(value, str) and value.startswith(("https://", "http://"))
+    if parent.endswith(("/args", "/bindings")):
+        return parse_binding(value) is not None
+    return False
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
