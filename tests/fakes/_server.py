@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -58,8 +59,7 @@ class FakeLLMServer:
         self._stopping = threading.Event()
         self.api_key = api_key
         self.received: list[RecordedRequest] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_class(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietServer(("127.0.0.1", port), _handler_class(self))
         self._thread: threading.Thread | None = None
 
     # ---- lifecycle -------------------------------------------------------
@@ -124,6 +124,15 @@ class FakeLLMServer:
             return True
         given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         return given == self.api_key
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client dropping a keep-alive connection is normal, not worth a traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler_class(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:

@@ -30,4 +30,6 @@ async def complete(provider: Provider, request: Request) -> Response:
             return event.response
     from flightdeck.llm._errors import ProviderError
 
-    raise ProviderError("stream_interrupted", "stream ended without a final response", retryable=True)
+    raise ProviderError(
+        "stream_interrupted", "stream ended without a final response", retryable=True
+    )

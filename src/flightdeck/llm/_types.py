@@ -21,9 +21,13 @@ class TextBlock:
 
 @dataclass(frozen=True)
 class ThinkingBlock:
+    """Model reasoning. `signature` lets Anthropic verify it when sent back;
+    `redacted` marks an encrypted block whose opaque data is in `text`."""
+
     text: str
     signature: str = ""
     type: Literal["thinking"] = "thinking"
+    redacted: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class Request:
+    """One model call. An empty `model` means the provider's configured model."""
+
     model: str
     messages: list[Message]
     system: str | None = None
@@ -81,7 +87,12 @@ class Request:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token usage of ONE model call (never cumulative across calls)."""
+    """Token usage of ONE model call (never cumulative across calls).
+
+    `input_tokens` counts uncached input only; cache reads and writes are
+    counted apart (Anthropic's convention; OpenAI's cached tokens are
+    subtracted from its prompt tokens to match).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0

@@ -1,0 +1,100 @@
+"""The Anthropic Messages API provider (also the engine behind Bedrock and Vertex).
+
+The SDK client is built on the first call, not at construction, so creating
+a provider (and reporting its configuration errors) costs no SDK import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from flightdeck.llm._anthropic_events import AnthropicFolder
+from flightdeck.llm._anthropic_request import anthropic_params
+from flightdeck.llm._errors import ProviderError
+from flightdeck.llm._sdk_errors import map_sdk_error
+from flightdeck.llm._settings import Settings, missing
+from flightdeck.llm._types import Request, StreamEvent
+
+ClientFactory = Callable[[], Any]
+
+
+class AnthropicProvider:
+    """Streams Anthropic Messages events from any Anthropic SDK client
+    (`AsyncAnthropic`, `AsyncAnthropicBedrock`, `AsyncAnthropicVertex`)."""
+
+    def __init__(
+        self, name: str, model: str, client_factory: ClientFactory, *, prompt_caching: bool = True
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.prompt_caching = prompt_caching
+        self._factory = client_factory
+        self._client: Any = None
+
+    def _sdk_client(self) -> Any:
+        if self._client is None:
+            self._client = self._factory()
+        return self._client
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        import anthropic
+
+        params = anthropic_params(request, self.model, cache=self.prompt_caching)
+        folder = AnthropicFolder(params["model"])
+        try:
+            raw = await self._sdk_client().messages.create(**params, stream=True)
+        except Exception as exc:
+            raise map_sdk_error(exc, anthropic, streaming=False) from exc
+        try:
+            async for event in raw:
+                for out in folder.feed(event):
+                    yield out
+                if folder.finished:
+                    return
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise map_sdk_error(exc, anthropic, streaming=True) from exc
+        finally:
+            await raw.close()
+        raise ProviderError(
+            "stream_interrupted",
+            "the response stream ended before message_stop",
+            retryable=True,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (if one was built)."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def anthropic_provider(settings: Settings) -> AnthropicProvider:
+    """The `anthropic` provider: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL."""
+    settings.check_options({"prompt_caching"})
+    api_key = settings.api_key or settings.first_env("ANTHROPIC_API_KEY")
+    auth_token = None if api_key else settings.first_env("ANTHROPIC_AUTH_TOKEN")
+    if not api_key and not auth_token:
+        raise missing(
+            "ANTHROPIC_API_KEY",
+            "export ANTHROPIC_API_KEY=sk-ant-... (or ANTHROPIC_AUTH_TOKEN) "
+            "to use the anthropic provider",
+        )
+    base_url = settings.base_url or settings.first_env("ANTHROPIC_BASE_URL")
+    kwargs = settings.client_kwargs()
+
+    def factory() -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(
+            api_key=api_key, auth_token=auth_token, base_url=base_url, **kwargs
+        )
+
+    return AnthropicProvider("anthropic", settings.model, factory, prompt_caching=caching(settings))
+
+
+def caching(settings: Settings) -> bool:
+    """Prompt caching is on unless `options={"prompt_caching": False}`."""
+    return settings.options.get("prompt_caching", True) is not False

@@ -1,0 +1,167 @@
+"""Fold Anthropic raw stream events into neutral stream events and a `Response`.
+
+Shared by the Anthropic, Bedrock and Vertex providers: all three clients
+yield the same raw Messages events. The stream is complete only when
+`message_stop` arrives; ending before it is a `stream_interrupted`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from flightdeck.llm._errors import ProviderError
+from flightdeck.llm._types import (
+    ContentBlock,
+    Response,
+    StopReason,
+    StreamDone,
+    StreamEvent,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCallReady,
+    ToolUseBlock,
+    Usage,
+)
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+
+
+@dataclass
+class _Block:
+    kind: str
+    parts: list[str] = field(default_factory=list)
+    signature: str = ""
+    tool_id: str = ""
+    tool_name: str = ""
+    done: ContentBlock | None = None
+
+
+@dataclass
+class AnthropicFolder:
+    """Consumes raw events in order; `feed` returns the neutral events to emit."""
+
+    model: str
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None
+    finished: bool = False
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        kind = event.type
+        if kind == "content_block_delta":  # by far the most frequent: first
+            return self._delta(event.index, event.delta)
+        if kind == "content_block_start":
+            self._start(event.index, event.content_block)
+        elif kind == "content_block_stop":
+            return self._stop(event.index)
+        elif kind == "message_start":
+            self.model = event.message.model or self.model
+            self._merge_usage(event.message.usage)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self._merge_usage(event.usage)
+        elif kind == "message_stop":
+            self.finished = True
+            return [StreamDone(self.response())]
+        return []
+
+    def _start(self, index: int, block: Any) -> None:
+        kind = block.type
+        state = _Block(kind)
+        if kind == "text" and block.text:
+            state.parts.append(block.text)
+        elif kind == "thinking":
+            state.parts.append(block.thinking or "")
+            state.signature = block.signature or ""
+        elif kind == "redacted_thinking":
+            state.parts.append(block.data)
+        elif kind == "tool_use":
+            state.tool_id, state.tool_name = block.id, block.name
+            if block.input:  # complete input sent up front (non-incremental servers)
+                state.parts.append(json.dumps(block.input))
+        self.blocks[index] = state
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        state = self.blocks.get(index)
+        if state is None:
+            return []
+        kind = delta.type
+        if kind == "text_delta":
+            state.parts.append(delta.text)
+            return [TextDelta(delta.text)]
+        if kind == "thinking_delta":
+            state.parts.append(delta.thinking)
+            return [ThinkingDelta(delta.thinking)]
+        if kind == "input_json_delta":
+            state.parts.append(delta.partial_json)
+        elif kind == "signature_delta":
+            state.signature = delta.signature
+        return []
+
+    def _stop(self, index: int) -> list[StreamEvent]:
+        state = self.blocks.get(index)
+        if state is None:
+            return []
+        text = "".join(state.parts)
+        if state.kind == "tool_use":
+            call = ToolUseBlock(state.tool_id, state.tool_name, _tool_input(text, state.tool_name))
+            state.done = call
+            return [ToolCallReady(call)]
+        if state.kind == "text":
+            state.done = TextBlock(text)
+        elif state.kind == "thinking":
+            state.done = ThinkingBlock(text, state.signature)
+        elif state.kind == "redacted_thinking":
+            state.done = ThinkingBlock(text, redacted=True)
+        return []
+
+    def _merge_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        for key in (
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ):
+            value = getattr(usage, key, None)
+            if value is not None:  # message_delta may repeat or omit the input counts
+                self.usage[key] = value
+
+    def response(self) -> Response:
+        content = [b.done for _, b in sorted(self.blocks.items()) if b.done is not None]
+        usage = Usage(
+            input_tokens=self.usage.get("input_tokens", 0),
+            output_tokens=self.usage.get("output_tokens", 0),
+            cache_read_tokens=self.usage.get("cache_read_input_tokens", 0),
+            cache_write_tokens=self.usage.get("cache_creation_input_tokens", 0),
+        )
+        return Response(content, stop_reason(self.stop_reason), usage, self.model)
+
+
+def stop_reason(value: str | None) -> StopReason:
+    return _STOP_REASONS.get(value or "", "other")
+
+
+def _tool_input(raw: str, name: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        message = f"the model sent invalid JSON arguments for tool {name!r}: {exc}"
+        raise ProviderError("provider_error", message, retryable=True) from exc
+    if not isinstance(value, dict):
+        message = f"the model sent non-object arguments for tool {name!r}"
+        raise ProviderError("provider_error", message, retryable=True)
+    return value

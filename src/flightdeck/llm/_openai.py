@@ -1,0 +1,236 @@
+"""The OpenAI Chat Completions provider; any OpenAI-compatible server via `base_url`.
+
+Streams with `stream_options.include_usage` so the last chunk carries the
+call's usage. Tool-call fragments are accumulated by index and released as
+`ToolCallReady` when the choice finishes. Reasoning text that compatible
+servers stream as `reasoning_content` (or `reasoning`) becomes thinking.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flightdeck.llm._errors import ProviderError
+from flightdeck.llm._openai_request import openai_params
+from flightdeck.llm._sdk_errors import map_sdk_error
+from flightdeck.llm._settings import Settings, missing
+from flightdeck.llm._types import (
+    ContentBlock,
+    Request,
+    Response,
+    StopReason,
+    StreamDone,
+    StreamEvent,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCallReady,
+    ToolUseBlock,
+    Usage,
+)
+
+_FINISH: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+@dataclass
+class _Call:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Fold:
+    model: str
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    calls: dict[int, _Call] = field(default_factory=dict)
+    finish: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    tool_blocks: list[ToolUseBlock] = field(default_factory=list)
+
+    def choice(self, choice: Any) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        delta = choice.delta
+        if delta is not None:
+            reasoning = _reasoning(delta)
+            if reasoning:
+                self.thinking.append(reasoning)
+                out.append(ThinkingDelta(reasoning))
+            if delta.content:
+                self.text.append(delta.content)
+                out.append(TextDelta(delta.content))
+            for fragment in delta.tool_calls or ():
+                self._fragment(fragment)
+        if choice.finish_reason and self.finish is None:
+            self.finish = choice.finish_reason
+            out.extend(self._release_calls())
+        return out
+
+    def _fragment(self, fragment: Any) -> None:
+        call = self.calls.setdefault(fragment.index or 0, _Call())
+        call.id = fragment.id or call.id
+        function = fragment.function
+        if function is not None:
+            call.name = function.name or call.name
+            if function.arguments:
+                call.arguments.append(function.arguments)
+
+    def _release_calls(self) -> list[StreamEvent]:
+        for index in sorted(self.calls):
+            call = self.calls[index]
+            arguments = _arguments("".join(call.arguments), call.name)
+            self.tool_blocks.append(ToolUseBlock(call.id or f"call_{index}", call.name, arguments))
+        return [ToolCallReady(block) for block in self.tool_blocks]
+
+    def response(self) -> Response:
+        content: list[ContentBlock] = []
+        if self.thinking:
+            content.append(ThinkingBlock("".join(self.thinking)))
+        if self.text:
+            content.append(TextBlock("".join(self.text)))
+        content.extend(self.tool_blocks)
+        stop = _FINISH.get(self.finish or "", "other")
+        return Response(content, stop, self.usage, self.model)
+
+
+class OpenAIProvider:
+    """Streams Chat Completions from an `openai.AsyncOpenAI` client built on first use."""
+
+    def __init__(
+        self,
+        model: str,
+        client_factory: Callable[[], Any],
+        *,
+        max_tokens_field: str = "max_completion_tokens",
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = "openai"
+        self.model = model
+        self.max_tokens_field = max_tokens_field
+        self._extra = dict(extra or {})
+        self._factory = client_factory
+        self._client: Any = None
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        import openai
+
+        params = openai_params(
+            request, self.model, max_tokens_field=self.max_tokens_field, extra=self._extra
+        )
+        fold = _Fold(params["model"])
+        if self._client is None:
+            self._client = self._factory()
+        try:
+            raw = await self._client.chat.completions.create(
+                **params, stream=True, stream_options={"include_usage": True}
+            )
+        except Exception as exc:
+            raise map_sdk_error(exc, openai, streaming=False) from exc
+        try:
+            async for chunk in raw:
+                fold.model = chunk.model or fold.model
+                if chunk.usage is not None:
+                    fold.usage = _usage(chunk.usage)
+                for choice in chunk.choices:
+                    for out in fold.choice(choice):
+                        yield out
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise map_sdk_error(exc, openai, streaming=True) from exc
+        finally:
+            await raw.close()
+        if fold.finish is None:
+            message = "the response stream ended before a finish_reason"
+            raise ProviderError("stream_interrupted", message, retryable=True)
+        yield StreamDone(fold.response())
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (if one was built)."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _reasoning(delta: Any) -> str:
+    extra = delta.model_extra or {}
+    value = extra.get("reasoning_content") or extra.get("reasoning")
+    return value if isinstance(value, str) else ""
+
+
+def _arguments(raw: str, name: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        message = f"the model sent invalid JSON arguments for tool {name!r}: {exc}"
+        raise ProviderError("provider_error", message, retryable=True) from exc
+    if not isinstance(value, dict):
+        raise ProviderError(
+            "provider_error", f"non-object arguments for tool {name!r}", retryable=True
+        )
+    return value
+
+
+def _usage(usage: Any) -> Usage:
+    details = usage.prompt_tokens_details
+    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    written = (getattr(details, "cache_write_tokens", None) or 0) if details is not None else 0
+    prompt = usage.prompt_tokens or 0
+    return Usage(
+        input_tokens=max(0, prompt - cached - written),
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+def openai_provider(settings: Settings) -> OpenAIProvider:
+    """The `openai` provider: OPENAI_API_KEY, OPENAI_BASE_URL.
+
+    With a custom base URL (a local OpenAI-compatible server) the key may be
+    absent, and `max_tokens` is sent instead of `max_completion_tokens`,
+    which older compatible servers do not know.
+    """
+    settings.check_options({"max_tokens_field", "reasoning_effort", "organization"})
+    base_url = settings.base_url or settings.first_env("OPENAI_BASE_URL")
+    api_key = settings.api_key or settings.first_env("OPENAI_API_KEY")
+    if not api_key and not base_url:
+        raise missing("OPENAI_API_KEY", "export OPENAI_API_KEY=sk-... to use the openai provider")
+    field_name = settings.options.get("max_tokens_field") or (
+        "max_tokens" if base_url else "max_completion_tokens"
+    )
+    if field_name not in ("max_tokens", "max_completion_tokens"):
+        message = (
+            f"max_tokens_field must be max_tokens or max_completion_tokens, not {field_name!r}"
+        )
+        raise ProviderError("config_error", message)
+    extra = {}
+    if settings.options.get("reasoning_effort"):
+        extra["reasoning_effort"] = settings.options["reasoning_effort"]
+    kwargs = settings.client_kwargs()
+    organization = settings.option("organization", "OPENAI_ORG_ID")
+
+    def factory() -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=api_key or "not-needed",
+            base_url=base_url,
+            organization=organization,
+            **kwargs,
+        )
+
+    return OpenAIProvider(settings.model, factory, max_tokens_field=field_name, extra=extra)
