@@ -15,6 +15,7 @@ _COMMANDS: dict[str, str] = {
     "validate": "flightdeck.cli.validate:validate",
     "schema": "flightdeck.cli.schema:schema",
     "lint": "flightdeck.cli.lint:lint",
+    "graph": "flightdeck.cli.graph:graph",
 }
 
 

@@ -1,0 +1,42 @@
+"""`flightdeck graph PATH`: draw a Flight Plan's step graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flightdeck.cli._render import format_diagnostic
+from flightdeck.flightplan import FlightPlanError, load_plan, render_graph
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot", "svg"]), default="mermaid")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to a file.")
+def graph(path: Path, fmt: str, out: Path | None) -> None:
+    """Print the step graph: inputs, steps by kind (the llm-seam marked),
+    outputs, and binding edges. `svg` needs Graphviz's `dot`.
+
+    \b
+    Examples:
+      flightdeck graph SKILL.md
+      flightdeck graph SKILL.md --format dot | dot -Tpng > plan.png
+      flightdeck graph SKILL.md --format svg --out plan.svg
+    """
+    load = load_plan(path)
+    if load.plan is None:
+        for diag in load.diagnostics:
+            click.echo(format_diagnostic(diag), err=True)
+        raise SystemExit(1)
+    try:
+        rendered = render_graph(load.plan, fmt)
+    except FlightPlanError as exc:
+        click.echo(f"error: {exc.message} [{exc.code}]", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        raise SystemExit(1) from None
+    if out is not None:
+        out.write_text(rendered, encoding="utf-8")
+    else:
+        click.echo(rendered, nl=False)

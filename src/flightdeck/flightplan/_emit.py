@@ -1,0 +1,47 @@
+"""Write a SKILL.md back out, and prove it reads back to the same data.
+
+The canonical bytes are defined on the JSON data, not on YAML text, so the
+emitted YAML only has to round-trip: parsing it with flightdeck's own loader
+must give data with the same JCS encoding (which tells `true` from `1`, unlike
+Python's `==`) and the same body. PyYAML's emitter quotes every string a
+YAML 1.1 resolver would read as something else; YAML 1.2 resolves fewer
+plain scalars than 1.1, so those quotes are always enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from flightdeck.documents import DocumentKind, parse_document
+from flightdeck.flightplan._canonical import jcs, normalise_body
+from flightdeck.flightplan._errors import FlightPlanError
+
+
+def emit_skill(data: Mapping[str, Any], body: str) -> str:
+    """`---`, the frontmatter as block YAML in the data's key order, `---`, the body."""
+    text = yaml.safe_dump(
+        dict(data),
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
+    )
+    return f"---\n{text}---\n{normalise_body(body)}"
+
+
+def check_round_trip(text: str, data: Mapping[str, Any], body: str) -> None:
+    """Raise `freeze.yaml_round_trip` unless `text` reads back to `data` and `body`."""
+    result = parse_document(text, kind=DocumentKind.SKILL)
+    document = result.document
+    if document is None:
+        detail = "; ".join(d.message for d in result.diagnostics) or "unparseable"
+        raise FlightPlanError("freeze.yaml_round_trip", f"emitted YAML does not parse: {detail}")
+    if jcs(document.data) != jcs(dict(data)) or document.body != normalise_body(body):
+        raise FlightPlanError(
+            "freeze.yaml_round_trip",
+            "the emitted SKILL.md does not read back to the same data",
+            hint="please report this with the input file",
+        )

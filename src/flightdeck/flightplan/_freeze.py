@@ -1,0 +1,199 @@
+"""Freeze: parse → lint → resolve the environment → seal step trust → lock →
+content hash → sign → (the caller stores). Pure apart from the resolver."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from flightdeck.flightplan._canonical import (
+    CanonicalError,
+    PartDigests,
+    canonical_bytes,
+    jcs,
+    sha256_tag,
+)
+from flightdeck.flightplan._catalog import catalog, parse_tool_ref, resolve_version
+from flightdeck.flightplan._emit import check_round_trip, emit_skill
+from flightdeck.flightplan._errors import FlightPlanError
+from flightdeck.flightplan._images import ImageResolver, PinnedOnlyResolver
+from flightdeck.flightplan._load import PlanLoad, load_plan
+from flightdeck.flightplan._models import FlightPlan, Lock, ResolvedCapability, ResolvedImage
+from flightdeck.flightplan._signing import key_id, public_pem, sign
+
+PUBLISHER = re.compile(r"^github://[A-Za-z0-9](?:[A-Za-z0-9_.-]*)(?:/[A-Za-z0-9_.-]+)?$")
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
+)
+SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The detached signature file (`SKILL.md.sig`), a small JSON envelope."""
+
+    content_hash: str
+    key_id: str
+    signature: str  # base64 Ed25519 signature over the canonical bytes
+    parts: PartDigests
+
+    def to_bytes(self) -> bytes:
+        return jcs(self.to_data()) + b"\n"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "algorithm": "ed25519",
+            "contentHash": self.content_hash,
+            "keyId": self.key_id,
+            "parts": self.parts.to_data(),
+            "signature": self.signature,
+        }
+
+
+@dataclass(frozen=True)
+class FrozenPlan:
+    """Everything freeze produced; the store writes it as files."""
+
+    name: str
+    content_hash: str
+    version: str | None
+    publisher: str | None
+    skill_text: str  # the frozen SKILL.md
+    lock: dict[str, Any]
+    signature: Signature
+    public_key_pem: bytes
+
+    @property
+    def short_hash(self) -> str:
+        return self.content_hash.split(":", 1)[1][:16]
+
+    def lock_bytes(self) -> bytes:
+        return jcs(self.lock) + b"\n"
+
+
+def freeze_file(
+    path: str | Path,
+    key: Ed25519PrivateKey,
+    *,
+    publisher: str | None = None,
+    version: str | None = None,
+    resolver: ImageResolver | None = None,
+    installed_actions: Collection[str] | None = None,
+) -> FrozenPlan:
+    """Load, lint and freeze a SKILL.md file (does not store it)."""
+    load = load_plan(path, installed_actions=installed_actions)
+    return freeze_loaded(load, key, publisher=publisher, version=version, resolver=resolver)
+
+
+def freeze_loaded(
+    load: PlanLoad,
+    key: Ed25519PrivateKey,
+    *,
+    publisher: str | None = None,
+    version: str | None = None,
+    resolver: ImageResolver | None = None,
+) -> FrozenPlan:
+    if load.plan is None or load.document is None or load.errors:
+        raise FlightPlanError(
+            "freeze.invalid_plan",
+            f"{load.path}: {len(load.errors)} error(s); freeze stops at the first failed check",
+            hint="run 'flightdeck lint' and fix the errors",
+            diagnostics=load.errors,
+        )
+    plan = load.plan
+    _check_identity(plan, publisher, version)
+    assert plan.name is not None
+    lock = Lock(
+        resolved_images=_resolve_images(plan, resolver or PinnedOnlyResolver()),
+        resolved_capability_set=_resolve_tools(plan),
+        step_trust=_seal_step_trust(plan),
+        publisher=publisher,
+        version=version,
+    )
+    data = copy.deepcopy(dict(load.document.data))
+    data["aileron"]["lock"] = lock.to_data()
+    body = load.document.body
+    try:
+        message = canonical_bytes(data, body)
+    except CanonicalError as exc:
+        raise FlightPlanError("freeze.not_canonicalizable", str(exc)) from None
+    digest = sha256_tag(message)
+    data["aileron"]["lock"]["contentHash"] = digest
+    text = emit_skill(data, body)
+    check_round_trip(text, data, body)
+    public = key.public_key()
+    return FrozenPlan(
+        name=plan.name,
+        content_hash=digest,
+        version=version,
+        publisher=publisher,
+        skill_text=text,
+        lock=data["aileron"]["lock"],
+        signature=Signature(digest, key_id(public), sign(key, message), PartDigests.of(data, body)),
+        public_key_pem=public_pem(public),
+    )
+
+
+def _check_identity(plan: FlightPlan, publisher: str | None, version: str | None) -> None:
+    if not plan.has_aileron:
+        raise FlightPlanError(
+            "freeze.not_a_flight_plan",
+            "this skill has no aileron block; an instruction-only skill cannot be frozen",
+        )
+    if plan.name is None or not SKILL_NAME.match(plan.name):
+        raise FlightPlanError(
+            "freeze.invalid_name",
+            f"skill name {plan.name!r} cannot name a store entry",
+            hint="lowercase letters, digits and single hyphens",
+        )
+    if publisher is not None and not PUBLISHER.match(publisher):
+        raise FlightPlanError(
+            "freeze.invalid_publisher",
+            f"publisher '{publisher}' is not github://owner or github://owner/repo",
+        )
+    if version is not None and not SEMVER.match(version):
+        raise FlightPlanError(
+            "freeze.invalid_version", f"version '{version}' is not a semver label (e.g. 1.2.0)"
+        )
+
+
+def _resolve_images(plan: FlightPlan, resolver: ImageResolver) -> tuple[ResolvedImage, ...]:
+    image = plan.environment.image if plan.environment else None
+    if image is None:
+        return ()
+    pinned = resolver.resolve(image)
+    if not pinned or "@sha256:" not in pinned:
+        raise FlightPlanError(
+            "freeze.image_unresolved",
+            f"image '{image}' did not resolve to a digest",
+            hint="check the tag exists in the registry, or pin it as name@sha256:<hex>",
+        )
+    return (ResolvedImage(image, pinned),)
+
+
+def _resolve_tools(plan: FlightPlan) -> tuple[ResolvedCapability, ...]:
+    known = catalog()
+    out = []
+    for text in plan.environment.tools if plan.environment else ():
+        ref = parse_tool_ref(text)
+        tool = known.get(ref.name) if ref else None
+        pinned = resolve_version(tool, ref.version) if ref and tool else None
+        if ref is None or pinned is None:  # lint already rejected these; defensive
+            raise FlightPlanError("freeze.tool_unresolved", f"cannot resolve tool '{text}'")
+        out.append(ResolvedCapability(ref.name, ref.version, pinned))
+    return tuple(out)
+
+
+def _seal_step_trust(plan: FlightPlan) -> dict[str, tuple[str, ...]]:
+    return {
+        step.id: step.trust_contract.hosts
+        for step in plan.steps
+        if step.kind == "tool" and step.trust_contract is not None
+    }

@@ -1,0 +1,206 @@
+"""The skill store: content-addressed, immutable, atomic.
+
+    <data_dir>/skills/<name>/versions/<first 16 hex of the content hash>/
+        SKILL.md          the frozen manifest (lock included)
+        lock.json         the lock section alone, JCS + newline
+        SKILL.md.sig      the detached signature envelope (JSON)
+        signer.pub.pem    the signer's Ed25519 public key
+        meta.json         name, version, hash, publisher, key id, frozen time
+
+A version directory is written whole into a temporary sibling and renamed
+into place, so readers see all of it or none of it. Re-storing identical
+files is a no-op; anything different under an existing directory, or a
+semver label already used by other content, is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from flightdeck.config import data_dir
+from flightdeck.flightplan._errors import FlightPlanError
+from flightdeck.flightplan._freeze import SEMVER, SKILL_NAME, FrozenPlan
+
+SKILL_FILE = "SKILL.md"
+LOCK_FILE = "lock.json"
+SIGNATURE_FILE = "SKILL.md.sig"
+PUBLIC_KEY_FILE = "signer.pub.pem"
+META_FILE = "meta.json"
+_SEALED = (SKILL_FILE, LOCK_FILE, SIGNATURE_FILE, PUBLIC_KEY_FILE)
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    name: str
+    short_hash: str
+    path: Path
+    content_hash: str
+    version: str | None
+    publisher: str | None
+    key_id: str | None
+    frozen_at: str | None
+
+    @property
+    def skill_path(self) -> Path:
+        return self.path / SKILL_FILE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "id": self.short_hash,
+            "version": self.version,
+            "contentHash": self.content_hash,
+            "publisher": self.publisher,
+            "keyId": self.key_id,
+            "frozenAt": self.frozen_at,
+            "path": str(self.path),
+        }
+
+
+def _frozen_at() -> str:
+    # SOURCE_DATE_EPOCH makes even the store metadata reproducible.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch) if epoch else time.time(), UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class SkillStore:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root if root is not None else data_dir() / "skills"
+
+    def put(self, frozen: FrozenPlan) -> tuple[StoredVersion, bool]:
+        """Store a frozen plan; returns (entry, created). Idempotent."""
+        versions = self.root / frozen.name / "versions"
+        target = versions / frozen.short_hash
+        files = {
+            SKILL_FILE: frozen.skill_text.encode("utf-8"),
+            LOCK_FILE: frozen.lock_bytes(),
+            SIGNATURE_FILE: frozen.signature.to_bytes(),
+            PUBLIC_KEY_FILE: frozen.public_key_pem,
+        }
+        if target.exists():
+            return self._existing(target, files), False
+        self._check_label(frozen)
+        versions.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "name": frozen.name,
+            "version": frozen.version,
+            "contentHash": frozen.content_hash,
+            "publisher": frozen.publisher,
+            "keyId": frozen.signature.key_id,
+            "frozenAt": _frozen_at(),
+        }
+        staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=versions))
+        try:
+            for name, raw in {**files, META_FILE: _json(meta)}.items():
+                (staging / name).write_bytes(raw)
+            os.rename(staging, target)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            if target.exists():  # another process stored it first
+                return self._existing(target, files), False
+            raise
+        return self._entry(target), True
+
+    def list(self) -> list[StoredVersion]:
+        if not self.root.is_dir():
+            return []
+        out = []
+        for versions in sorted(self.root.glob("*/versions")):
+            for path in sorted(versions.iterdir()):
+                if path.is_dir() and not path.name.startswith("."):
+                    out.append(self._entry(path))
+        return sorted(out, key=lambda e: (e.name, e.frozen_at or "", e.short_hash))
+
+    def find(self, name: str, version: str | None = None) -> StoredVersion:
+        """By semver label, by hash prefix (`sha256:` optional), or the latest:
+        the highest semver label, else the most recently frozen."""
+        if not SKILL_NAME.match(name):
+            raise FlightPlanError("store.invalid_name", f"'{name}' is not a skill name")
+        entries = [entry for entry in self.list() if entry.name == name]
+        if not entries:
+            raise FlightPlanError(
+                "store.not_found", f"no frozen skill named '{name}'", hint="flightdeck skills list"
+            )
+        if version is None:
+            labelled = [e for e in entries if e.version and SEMVER.match(e.version)]
+            if labelled:
+                return max(labelled, key=lambda e: _semver_key(e.version or ""))
+            return entries[-1]
+        prefix = version.removeprefix("sha256:")
+        matches = [e for e in entries if e.version == version]
+        matches = matches or [e for e in entries if e.content_hash[7:].startswith(prefix)]
+        if len(matches) != 1:
+            problem = "matches several versions" if matches else "matches no version"
+            raise FlightPlanError(
+                "store.ambiguous_version" if matches else "store.not_found",
+                f"'{name}@{version}' {problem}",
+                hint="flightdeck skills list",
+            )
+        return matches[0]
+
+    def _check_label(self, frozen: FrozenPlan) -> None:
+        if frozen.version is None:
+            return
+        for entry in self.list():
+            if entry.name == frozen.name and entry.version == frozen.version:
+                raise FlightPlanError(
+                    "store.version_conflict",
+                    f"{frozen.name}@{frozen.version} is already frozen with other content "
+                    f"({entry.content_hash})",
+                    hint="frozen versions are immutable: choose a new --version",
+                )
+
+    def _existing(self, target: Path, files: dict[str, bytes]) -> StoredVersion:
+        for name, raw in files.items():
+            path = target / name
+            if not path.is_file() or path.read_bytes() != raw:
+                raise FlightPlanError(
+                    "store.version_conflict",
+                    f"{target} already holds a different {name}",
+                    hint="a stored version is immutable; same content with another key or "
+                    "a changed store file is refused",
+                )
+        return self._entry(target)
+
+    def _entry(self, path: Path) -> StoredVersion:
+        meta: dict[str, Any] = {}
+        try:
+            loaded = json.loads((path / META_FILE).read_text("utf-8"))
+            meta = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            pass
+        name = path.parent.parent.name
+        return StoredVersion(
+            name=name,
+            short_hash=path.name,
+            path=path,
+            content_hash=str(meta.get("contentHash") or f"sha256:{path.name}"),
+            version=_opt(meta.get("version")),
+            publisher=_opt(meta.get("publisher")),
+            key_id=_opt(meta.get("keyId")),
+            frozen_at=_opt(meta.get("frozenAt")),
+        )
+
+
+def _opt(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _json(value: object) -> bytes:
+    return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _semver_key(version: str) -> tuple[int, int, int, int, str]:
+    core, _, pre = version.split("+", 1)[0].partition("-")
+    major, minor, patch = (int(part) for part in core.split("."))
+    # A release sorts after its pre-releases.
+    return (major, minor, patch, 0 if pre else 1, pre)

@@ -1,0 +1,211 @@
+"""Verify a frozen plan before anything runs.
+
+Order: read → frozen? → signature file → public key matches the signer →
+recompute the canonical bytes and hash → the stored lock file agrees →
+Ed25519 signature → publisher trusted in the keyring → schema and lint.
+Each refusal is a `FlightPlanError` with its own `verify.*` code, so a
+tampered body, frontmatter, lock, key or signature are told apart.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from flightdeck.documents import Document, DocumentKind, load_document
+from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, jcs, sha256_tag
+from flightdeck.flightplan._errors import FlightPlanError
+from flightdeck.flightplan._keyring import Keyring
+from flightdeck.flightplan._lint import lint_document
+from flightdeck.flightplan._models import FlightPlan, Lock
+from flightdeck.flightplan._read import read_plan
+from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
+from flightdeck.flightplan._store import (
+    LOCK_FILE,
+    PUBLIC_KEY_FILE,
+    SIGNATURE_FILE,
+    SKILL_FILE,
+    SkillStore,
+)
+
+
+@dataclass(frozen=True)
+class VerifiedPlan:
+    """A plan whose bytes, signature and publisher checked out."""
+
+    plan: FlightPlan
+    document: Document
+    lock: Lock
+    name: str
+    content_hash: str
+    version: str | None
+    publisher: str | None
+    signer_key_id: str
+    path: Path  # the frozen SKILL.md
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "name": self.name,
+            "contentHash": self.content_hash,
+            "version": self.version,
+            "publisher": self.publisher,
+            "signerKeyId": self.signer_key_id,
+            "path": str(self.path),
+        }
+
+
+def locate_plan(target: str | Path, store: SkillStore | None = None) -> Path:
+    """The frozen SKILL.md for `NAME[@VERSION]`, a version directory or a file."""
+    path = Path(target)
+    if path.is_dir():
+        return path / SKILL_FILE
+    if path.is_file():
+        return path
+    text = str(target)
+    name, _, version = text.partition("@")
+    if "/" in text or text.endswith(".md"):
+        raise FlightPlanError("verify.not_found", f"no such file or directory: {text}")
+    entry = (store or SkillStore()).find(name, version or None)
+    return entry.skill_path
+
+
+def verify_plan(
+    target: str | Path, *, store: SkillStore | None = None, keyring: Keyring | None = None
+) -> VerifiedPlan:
+    """Verify `NAME[@VERSION]` from the store, or a frozen SKILL.md path whose
+    `SKILL.md.sig` and `signer.pub.pem` sit beside it."""
+    skill = locate_plan(target, store)
+    folder = skill.parent
+    result = load_document(skill, kind=DocumentKind.SKILL)
+    document = result.document
+    if document is None:
+        detail = "; ".join(d.message for d in result.diagnostics)
+        raise FlightPlanError("verify.unreadable", f"cannot parse {skill}: {detail}")
+    lock = Lock.read(document.data.get("aileron", {}).get("lock"))
+    if lock is None or lock.content_hash is None:
+        raise FlightPlanError(
+            "verify.not_frozen", f"{skill} has no lock.contentHash", hint="freeze it first"
+        )
+    envelope = _read_signature(folder / SIGNATURE_FILE)
+    public = _read_public_key(folder / PUBLIC_KEY_FILE, envelope)
+    message = canonical_bytes(document.data, document.body)
+    recomputed = sha256_tag(message)
+    if recomputed != lock.content_hash or recomputed != envelope.get("contentHash"):
+        raise _which_part_changed(document, envelope, skill)
+    _check_lock_file(folder / LOCK_FILE, document)
+    if not signature_valid(public, message, str(envelope.get("signature", ""))):
+        raise FlightPlanError(
+            "verify.signature_invalid",
+            "the signature does not verify with the signer's public key",
+            hint="the signature was made by another key or over other bytes",
+            where=str(folder / SIGNATURE_FILE),
+        )
+    signer = key_id(public)
+    _check_publisher(lock.publisher, signer, keyring or Keyring())
+    plan = read_plan(document.data, document.body)
+    problems = [d for d in (*result.diagnostics, *lint_document(document)) if d.is_error]
+    if problems:
+        raise FlightPlanError(
+            "verify.invalid_plan",
+            f"the signed plan no longer validates: {problems[0].message}",
+            diagnostics=tuple(problems),
+        )
+    return VerifiedPlan(
+        plan=plan,
+        document=document,
+        lock=lock,
+        name=plan.name or "",
+        content_hash=recomputed,
+        version=lock.version,
+        publisher=lock.publisher,
+        signer_key_id=signer,
+        path=skill,
+    )
+
+
+def _read_signature(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise FlightPlanError(
+            "verify.signature_missing",
+            f"no detached signature at {path}",
+            hint="a frozen plan is verified only with its SKILL.md.sig",
+        )
+    try:
+        envelope = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FlightPlanError("verify.signature_malformed", f"{path}: {exc}") from None
+    if not isinstance(envelope, dict) or envelope.get("algorithm") != "ed25519":
+        raise FlightPlanError("verify.signature_malformed", f"{path} is not an ed25519 envelope")
+    return envelope
+
+
+def _read_public_key(path: Path, envelope: dict[str, Any]) -> Ed25519PublicKey:
+    if not path.is_file():
+        raise FlightPlanError("verify.public_key_missing", f"no signer public key at {path}")
+    public = load_public_key(path.read_bytes(), code="verify.public_key_invalid")
+    if key_id(public) != envelope.get("keyId"):
+        raise FlightPlanError(
+            "verify.public_key_mismatch",
+            f"the public key {key_id(public)} is not the key that signed ({envelope.get('keyId')})",
+            hint="the signer's public key file was swapped",
+            where=str(path),
+        )
+    return public
+
+
+def _which_part_changed(
+    document: Document, envelope: dict[str, Any], skill: Path
+) -> FlightPlanError:
+    now = PartDigests.of(document.data, document.body).to_data()
+    raw_parts = envelope.get("parts")
+    signed: dict[str, Any] = raw_parts if isinstance(raw_parts, dict) else {}
+    for part, code in (
+        ("body", "verify.body_tampered"),
+        ("frontmatter", "verify.frontmatter_tampered"),
+        ("lock", "verify.lock_tampered"),
+    ):
+        if signed.get(part) != now[part]:
+            return FlightPlanError(
+                code,
+                f"the {part} of {skill} changed after it was signed",
+                hint="the content hash no longer matches; re-freeze from the source",
+                where=str(skill),
+            )
+    return FlightPlanError(
+        "verify.lock_tampered",
+        f"lock.contentHash of {skill} does not match its content",
+        where=str(skill),
+    )
+
+
+def _check_lock_file(path: Path, document: Document) -> None:
+    if not path.exists():
+        return
+    try:
+        stored = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        stored = None
+    if stored is None or jcs(stored) != jcs(document.data["aileron"]["lock"]):
+        raise FlightPlanError(
+            "verify.lock_tampered",
+            f"{path} differs from the lock inside the frozen SKILL.md",
+            where=str(path),
+        )
+
+
+def _check_publisher(publisher: str | None, signer: str, keyring: Keyring) -> None:
+    if publisher is None:
+        return  # seed 003: no publisher, no publisher gate
+    trusted = keyring.trusted_for(publisher)
+    if not any(entry.key_id == signer for entry in trusted):
+        raise FlightPlanError(
+            "verify.publisher_untrusted",
+            f"the plan is published as {publisher} but its signing key {signer} "
+            "is not trusted for it",
+            hint=f"flightdeck keyring trust {publisher} --key signer.pub.pem",
+        )
