@@ -16,6 +16,11 @@ _COMMANDS: dict[str, str] = {
     "schema": "flightdeck.cli.schema:schema",
     "lint": "flightdeck.cli.lint:lint",
     "graph": "flightdeck.cli.graph:graph",
+    "freeze": "flightdeck.cli.freeze:freeze",
+    "verify": "flightdeck.cli.verify:verify",
+    "keys": "flightdeck.cli.keys:keys",
+    "keyring": "flightdeck.cli.keyring:keyring",
+    "skills": "flightdeck.cli.skills:skills",
 }
 
 

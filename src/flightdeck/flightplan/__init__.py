@@ -37,7 +37,13 @@ from flightdeck.flightplan._models import (
 from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
 from flightdeck.flightplan._read import read_plan
 from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
-from flightdeck.flightplan._signing import KeyPair, generate_keys, key_id, load_private_key
+from flightdeck.flightplan._signing import (
+    KeyPair,
+    generate_keys,
+    key_id,
+    load_private_key,
+    load_public_key,
+)
 from flightdeck.flightplan._store import SkillStore, StoredVersion
 from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
 
@@ -84,6 +90,7 @@ __all__ = [
     "lint_plan",
     "load_plan",
     "load_private_key",
+    "load_public_key",
     "locate_plan",
     "parse_binding",
     "parse_image_ref",

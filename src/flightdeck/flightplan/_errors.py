@@ -40,5 +40,17 @@ class FlightPlanError(Exception):
             "diagnostics": [diag.to_dict() for diag in self.diagnostics],
         }
 
+    def describe(self) -> str:
+        """Plain multi-line text for a terminal: the error, where, hint, diagnostics."""
+        lines = [f"error: {self.message} [{self.code}]"]
+        if self.where:
+            lines.append(f"  at {self.where}")
+        lines.extend(
+            f"  {diag.location}: {diag.message} [{diag.code}]" for diag in self.diagnostics
+        )
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

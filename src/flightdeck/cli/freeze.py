@@ -1,0 +1,68 @@
+"""`flightdeck freeze PATH`: seal a Flight Plan into the signed store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--signing-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Ed25519 private key (PEM). Default: $FLIGHTDECK_SIGNING_KEY (a path or PEM text).",
+)
+@click.option("--publisher", help="Publisher authority: github://owner or github://owner/repo.")
+@click.option("--version", "version", help="Semver label for this frozen version, e.g. 1.0.0.")
+@click.option(
+    "--insecure-registry",
+    "insecure",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="Registry spoken to over plain http (loopback registries always are).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def freeze(
+    path: Path,
+    signing_key: Path | None,
+    publisher: str | None,
+    version: str | None,
+    insecure: tuple[str, ...],
+    fmt: str,
+) -> None:
+    """Freeze a SKILL.md: lint, resolve the environment image to a digest and
+    tool versions against the catalog, seal tool-step trust, write the lock,
+    hash the canonical bytes, sign (Ed25519) and store it immutably.
+
+    \b
+    Examples:
+      flightdeck keys generate --out ~/.keys
+      flightdeck freeze SKILL.md --signing-key ~/.keys/flightdeck.key --version 1.0.0
+      flightdeck freeze SKILL.md --publisher github://acme/plans --version 1.1.0
+    """
+    resolver = OciResolver(insecure_hosts=frozenset(insecure))
+    try:
+        outcome = freeze_plan(
+            path, signing_key=signing_key, publisher=publisher, version=version, resolver=resolver
+        )
+    except FlightPlanError as exc:
+        if fmt == "json":
+            click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, indent=2))
+        else:
+            click.echo(exc.describe(), err=True)
+        raise SystemExit(1) from None
+    finally:
+        resolver.close()
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, **outcome.to_dict()}, indent=2))
+        return
+    entry = outcome.stored
+    state = "frozen" if outcome.created else "already frozen (no change)"
+    label = f"@{entry.version}" if entry.version else ""
+    click.echo(f"{entry.name}{label} {state}: {entry.content_hash}")
+    click.echo(f"  stored at {entry.path}")

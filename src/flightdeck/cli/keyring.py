@@ -1,0 +1,79 @@
+"""`flightdeck keyring trust|list|untrust`: publishers and their keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from flightdeck.flightplan import FlightPlanError, Keyring, key_id, load_public_key
+
+
+@click.group()
+def keyring() -> None:
+    """Which keys may publish Flight Plans for which authority."""
+
+
+def _fail(exc: FlightPlanError) -> NoReturn:
+    click.echo(exc.describe(), err=True)
+    raise SystemExit(1)
+
+
+@keyring.command()
+@click.argument("publisher")
+@click.option(
+    "--key",
+    "key_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The publisher's Ed25519 public key (PEM).",
+)
+def trust(publisher: str, key_path: Path) -> None:
+    """Trust KEY for PUBLISHER (github://owner covers all its repos).
+
+    \b
+    Example:
+      flightdeck keyring trust github://acme --key acme.pub
+    """
+    try:
+        entry = Keyring().trust(publisher, key_path.read_bytes())
+    except FlightPlanError as exc:
+        _fail(exc)
+    click.echo(f"trusted {entry.key_id} for {entry.publisher}")
+
+
+@keyring.command("list")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def list_keys(fmt: str) -> None:
+    """List trusted publishers and key ids."""
+    try:
+        entries = Keyring().entries()
+    except FlightPlanError as exc:
+        _fail(exc)
+    if fmt == "json":
+        click.echo(json.dumps([e.to_dict() for e in entries], indent=2))
+        return
+    if not entries:
+        click.echo("the keyring is empty")
+    for entry in entries:
+        click.echo(f"{entry.publisher}  {entry.key_id}  added {entry.added_at}")
+
+
+@keyring.command()
+@click.argument("publisher")
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Remove only this public key (default: every key of PUBLISHER).",
+)
+def untrust(publisher: str, key_path: Path | None) -> None:
+    """Stop trusting PUBLISHER's keys."""
+    try:
+        only = key_id(load_public_key(key_path.read_bytes())) if key_path else None
+        removed = Keyring().untrust(publisher, only)
+    except FlightPlanError as exc:
+        _fail(exc)
+    click.echo(f"removed {removed} key(s) for {publisher}")

@@ -1,0 +1,40 @@
+"""`flightdeck keys generate`: an Ed25519 signing key pair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flightdeck.flightplan import FlightPlanError, generate_keys
+
+
+@click.group()
+def keys() -> None:
+    """Signing keys for freezing Flight Plans."""
+
+
+@keys.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Directory for NAME.key (0600) and NAME.pub.",
+)
+@click.option("--name", default="flightdeck", show_default=True)
+def generate(out: Path, name: str) -> None:
+    """Write a PEM Ed25519 key pair: NAME.key (private, mode 0600) and NAME.pub.
+
+    \b
+    Example:
+      flightdeck keys generate --out ~/.config/flightdeck/keys
+    """
+    try:
+        pair = generate_keys(out, name)
+    except FlightPlanError as exc:
+        click.echo(exc.describe(), err=True)
+        raise SystemExit(1) from None
+    click.echo(f"private key: {pair.private_path} (keep it secret)")
+    click.echo(f"public key:  {pair.public_path}")
+    click.echo(f"key id:      {pair.key_id}")
