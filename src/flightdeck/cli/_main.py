@@ -12,6 +12,7 @@ from flightdeck._version import __version__
 # command name -> "module:attribute". One line per command; each module owns
 # one command or one command group. Modules are imported only when invoked.
 _COMMANDS: dict[str, str] = {
+    "agent": "flightdeck.cli.agent:agent",
     "validate": "flightdeck.cli.validate:validate",
     "schema": "flightdeck.cli.schema:schema",
     "lint": "flightdeck.cli.lint:lint",

@@ -1,0 +1,296 @@
+"""The JSON Stream Protocol: every wire message as a typed, closed model.
+
+Commands (client -> agent, stdin) and events (agent -> client, stdout) are
+pydantic models that reject unknown fields, tagged by their `type`. Exactly
+two functions touch the wire: `read_command` turns one line into a command or
+a `ProtocolProblem`, and `encode_event` turns an event into one line. A bad
+line never raises; it becomes a problem the session reports as an `error`
+event with code `protocol_error`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+PROTOCOL_VERSION = "0.1.0"
+
+Category = Literal["info", "edit", "exec", "mcp"]
+Mode = Literal["default", "auto_edit", "yolo"]
+ErrorCode = Literal[
+    "provider_error", "tool_error", "config_error", "protocol_error", "internal_error"
+]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---- commands (stdin) -------------------------------------------------------
+
+
+class MessageCommand(_Wire):
+    type: Literal["message"]
+    msg_id: str
+    input: str
+    files: list[str] = Field(default_factory=list)
+
+
+class StopCommand(_Wire):
+    type: Literal["stop"]
+
+
+class ToolApproveCommand(_Wire):
+    type: Literal["tool_approve"]
+    call_id: str
+    scope: Literal["once", "always"] = "once"
+
+
+class ToolDenyCommand(_Wire):
+    type: Literal["tool_deny"]
+    call_id: str
+    reason: str = "User denied"
+
+
+class InitHistoryCommand(_Wire):
+    type: Literal["init_history"]
+    text: str
+
+
+class SetModeCommand(_Wire):
+    type: Literal["set_mode"]
+    mode: Mode
+
+
+Command = (
+    MessageCommand
+    | StopCommand
+    | ToolApproveCommand
+    | ToolDenyCommand
+    | InitHistoryCommand
+    | SetModeCommand
+)
+COMMAND_TYPES: tuple[type[_Wire], ...] = (
+    MessageCommand,
+    StopCommand,
+    ToolApproveCommand,
+    ToolDenyCommand,
+    InitHistoryCommand,
+    SetModeCommand,
+)
+
+# ---- events (stdout) ----------------------------------------------------------
+
+
+class Capabilities(_Wire):
+    tool_approval: bool
+    thinking: bool
+    mcp: bool
+
+
+class ReadyEvent(_Wire):
+    type: Literal["ready"] = "ready"
+    version: str = PROTOCOL_VERSION
+    session_id: str | None = None
+    capabilities: Capabilities
+
+
+class StreamStartEvent(_Wire):
+    type: Literal["stream_start"] = "stream_start"
+    msg_id: str
+
+
+class TextDeltaEvent(_Wire):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+    msg_id: str
+
+
+class ThinkingEvent(_Wire):
+    type: Literal["thinking"] = "thinking"
+    text: str
+    msg_id: str
+
+
+class ToolInfo(_Wire):
+    name: str
+    category: Category
+    args: dict[str, Any]
+    description: str
+
+
+class ToolRequestEvent(_Wire):
+    type: Literal["tool_request"] = "tool_request"
+    msg_id: str
+    call_id: str
+    tool: ToolInfo
+
+
+class ToolRunningEvent(_Wire):
+    type: Literal["tool_running"] = "tool_running"
+    msg_id: str
+    call_id: str
+    tool_name: str
+
+
+class ToolResultEvent(_Wire):
+    type: Literal["tool_result"] = "tool_result"
+    msg_id: str
+    call_id: str
+    tool_name: str
+    status: Literal["success", "error"]
+    output: str
+    output_type: Literal["text", "diff", "image"] = "text"
+    metadata: dict[str, Any] | None = None
+
+
+class ToolCancelledEvent(_Wire):
+    type: Literal["tool_cancelled"] = "tool_cancelled"
+    msg_id: str
+    call_id: str
+    reason: str
+
+
+class UsageInfo(_Wire):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class StreamEndEvent(_Wire):
+    type: Literal["stream_end"] = "stream_end"
+    msg_id: str
+    usage: UsageInfo
+
+
+class ErrorInfo(_Wire):
+    code: ErrorCode
+    message: str
+    retryable: bool = False
+
+
+class ErrorEvent(_Wire):
+    type: Literal["error"] = "error"
+    msg_id: str | None = None
+    error: ErrorInfo
+
+
+class InfoEvent(_Wire):
+    type: Literal["info"] = "info"
+    msg_id: str | None = None
+    message: str
+
+
+Event = (
+    ReadyEvent
+    | StreamStartEvent
+    | TextDeltaEvent
+    | ThinkingEvent
+    | ToolRequestEvent
+    | ToolRunningEvent
+    | ToolResultEvent
+    | ToolCancelledEvent
+    | StreamEndEvent
+    | ErrorEvent
+    | InfoEvent
+)
+EVENT_TYPES: tuple[type[_Wire], ...] = (
+    ReadyEvent,
+    StreamStartEvent,
+    TextDeltaEvent,
+    ThinkingEvent,
+    ToolRequestEvent,
+    ToolRunningEvent,
+    ToolResultEvent,
+    ToolCancelledEvent,
+    StreamEndEvent,
+    ErrorEvent,
+    InfoEvent,
+)
+
+# Fields that are written as `null` rather than left out (the spec's examples
+# show `"msg_id": null` on errors); every other None-valued field is omitted.
+_KEEP_NULL = frozenset({"msg_id"})
+
+
+def wire_type(model: type[_Wire]) -> str:
+    """The `type` tag of a command or event model."""
+    field = model.model_fields["type"]
+    args: tuple[Any, ...] = getattr(field.annotation, "__args__", ())
+    return str(args[0])
+
+
+@dataclass(frozen=True)
+class ProtocolProblem:
+    """A line that is not a valid command; `msg_id` when one could be read."""
+
+    message: str
+    msg_id: str | None = None
+
+
+_COMMANDS_BY_TYPE: dict[str, type[_Wire]] = {wire_type(m): m for m in COMMAND_TYPES}
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+
+
+def read_command(line: str | bytes) -> Command | ProtocolProblem:
+    """Parse one stdin line. Never raises."""
+    try:
+        data = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return ProtocolProblem(f"Malformed JSON: {exc}")
+    if not isinstance(data, dict):
+        return ProtocolProblem("A command must be a JSON object")
+    msg_id = data.get("msg_id") if isinstance(data.get("msg_id"), str) else None
+    kind = data.get("type")
+    if kind is None:
+        return ProtocolProblem("Missing field: type", msg_id)
+    model = _COMMANDS_BY_TYPE.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        return ProtocolProblem(f"Unknown command type: {kind}", msg_id)
+    try:
+        command: Command = model.model_validate(data)  # type: ignore[assignment]
+    except ValidationError as exc:
+        return ProtocolProblem(f"Invalid {kind} command: {_describe(exc)}", msg_id)
+    return command
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        if err["type"] == "missing":
+            parts.append(f"missing field {where}")
+        elif err["type"] == "extra_forbidden":
+            parts.append(f"unknown field {where}")
+        else:
+            parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def encode_event(event: Event) -> str:
+    """One event as one JSON line (no trailing newline)."""
+    data = event.model_dump(mode="json")
+    return json.dumps(_prune(data), ensure_ascii=False, separators=(",", ":"))
+
+
+def _prune(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if value is None and key not in _KEEP_NULL:
+            continue
+        out[key] = value
+    return out
+
+
+def decode_event(line: str | bytes) -> Event:
+    """Parse an event line (for clients and tests). Raises `ValidationError`."""
+    adapter = _ADAPTERS.get("event")
+    if adapter is None:
+        adapter = TypeAdapter(Annotated[Event, Field(discriminator="type")])
+        _ADAPTERS["event"] = adapter
+    event: Event = adapter.validate_json(line)
+    return event

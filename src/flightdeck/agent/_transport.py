@@ -1,0 +1,96 @@
+"""Line framing over byte streams: one JSON object per line.
+
+stdout carries protocol lines only, each flushed as it is written; logs go
+to stderr. stdin is read by a thread so any kind of file (pipe, tty, file)
+works and lines of any length are accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import BinaryIO
+
+from flightdeck.agent import _protocol as p
+from flightdeck.agent._engine import AgentSession
+
+
+class LineWriter:
+    """Writes events as lines; a closed stream (client gone) is remembered, not raised."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.closed = False
+
+    def __call__(self, event: p.Event) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(p.encode_event(event).encode("utf-8") + b"\n")
+            self.stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.closed = True
+
+
+async def read_lines(stream: BinaryIO) -> AsyncIterator[bytes]:
+    """Lines from a blocking stream, read on a daemon thread; ends at EOF."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def pump() -> None:
+        try:
+            for line in iter(stream.readline, b""):
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=pump, name="flightdeck-stdin", daemon=True).start()
+    while True:
+        line = await queue.get()
+        if line is None:
+            return
+        yield line
+
+
+async def serve(
+    session: AgentSession,
+    lines: AsyncIterator[bytes],
+    *,
+    on_stop_signal: Callable[[Callable[[], None]], None] | None = None,
+) -> None:
+    """Feed lines to the session until EOF (or a stop signal), then close it."""
+    done = asyncio.Event()
+    if on_stop_signal is not None:
+        on_stop_signal(done.set)
+    iterator = aiter(lines)
+    stopper = asyncio.create_task(done.wait())
+    try:
+        while True:
+            reader = asyncio.ensure_future(anext(iterator))
+            finished, _ = await asyncio.wait({reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if reader not in finished:
+                reader.cancel()
+                break
+            try:
+                line = reader.result()
+            except StopAsyncIteration:
+                break
+            if line.strip():
+                await session.handle(p.read_command(line))
+    finally:
+        stopper.cancel()
+        await session.close()
+
+
+def sigterm_hook(callback: Callable[[], None]) -> None:
+    """Install `callback` for SIGTERM (and SIGINT) on the running loop."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, callback)

@@ -1,0 +1,43 @@
+"""The built-in tools (Read, Write, Edit, Bash, Glob, Grep), each confined
+to the agent's workspace, and the interface they share."""
+
+from __future__ import annotations
+
+from flightdeck.agent.tools._base import (
+    MAX_OUTPUT_CHARS,
+    Category,
+    Tool,
+    ToolFailure,
+    ToolOutput,
+    Workspace,
+    truncate,
+)
+from flightdeck.agent.tools._bash import BashTool
+from flightdeck.agent.tools._edit import EditTool
+from flightdeck.agent.tools._glob import GlobTool
+from flightdeck.agent.tools._grep import GrepTool
+from flightdeck.agent.tools._read import ReadTool
+from flightdeck.agent.tools._write import WriteTool
+
+
+def builtin_tools() -> list[Tool]:
+    """One instance of each built-in tool, in a stable order."""
+    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GlobTool(), GrepTool()]
+
+
+__all__ = [
+    "MAX_OUTPUT_CHARS",
+    "BashTool",
+    "Category",
+    "EditTool",
+    "GlobTool",
+    "GrepTool",
+    "ReadTool",
+    "Tool",
+    "ToolFailure",
+    "ToolOutput",
+    "Workspace",
+    "WriteTool",
+    "builtin_tools",
+    "truncate",
+]

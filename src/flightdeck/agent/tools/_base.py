@@ -1,0 +1,111 @@
+"""What every built-in tool shares: the tool interface, its result, the
+workspace it is confined to, argument checks and output truncation."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+Category = Literal["info", "edit", "exec", "mcp"]
+OutputType = Literal["text", "diff", "image"]
+
+# Tool output longer than this keeps its head and tail around a marker.
+MAX_OUTPUT_CHARS = 30_000
+
+
+class ToolFailure(Exception):
+    """A tool could not do what was asked; the message goes back to the model."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    output: str
+    status: Literal["success", "error"] = "success"
+    output_type: OutputType = "text"
+    metadata: dict[str, Any] | None = None
+    # For images: the media type; `output` then holds the base64 data.
+    media_type: str | None = None
+
+
+@dataclass
+class Workspace:
+    """The directory tools may touch, plus what this session has read (for Edit)."""
+
+    root: Path
+    # resolved path -> (mtime_ns, size) when the file was last read or written
+    seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+
+    def resolve(self, raw: str) -> Path:
+        """An absolute path inside the workspace; raises `ToolFailure` otherwise."""
+        if not raw:
+            raise ToolFailure("path is empty")
+        path = Path(os.path.expanduser(raw))
+        if not path.is_absolute():
+            path = self.root / path
+        resolved = path.resolve()
+        if resolved != self.root and not resolved.is_relative_to(self.root):
+            raise ToolFailure(f"{raw} is outside the workspace {self.root}; refused")
+        return resolved
+
+    def display(self, path: Path) -> str:
+        """Path relative to the workspace, for diffs and listings."""
+        try:
+            return str(path.relative_to(self.root)) or "."
+        except ValueError:
+            return str(path)
+
+    def remember(self, path: Path) -> None:
+        st = path.stat()
+        self.seen[path] = (st.st_mtime_ns, st.st_size)
+
+
+class Tool(Protocol):
+    name: str
+    category: Category
+    description: str
+    input_schema: ClassVar[dict[str, Any]]
+
+    def summary(self, args: dict[str, Any]) -> str:
+        """A one-line human description of this call."""
+        ...
+
+    async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput: ...
+
+
+def arg_str(args: dict[str, Any], name: str, *, default: str | None = None) -> str:
+    value = args.get(name, default)
+    if value is None:
+        raise ToolFailure(f"missing required argument: {name}")
+    if not isinstance(value, str):
+        raise ToolFailure(f"argument {name} must be a string")
+    return value
+
+
+def arg_int(args: dict[str, Any], name: str, default: int | None) -> int | None:
+    value = args.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ToolFailure(f"argument {name} must be a number")
+    return int(value)
+
+
+def arg_bool(args: dict[str, Any], name: str, default: bool = False) -> bool:
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise ToolFailure(f"argument {name} must be true or false")
+    return value
+
+
+def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """Keep the head and tail of a long text with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    cut = len(text) - 2 * keep
+    return f"{text[:keep]}\n\n[... {cut} characters truncated ...]\n\n{text[-keep:]}"

@@ -1,0 +1,98 @@
+"""Bash: run a shell command in the workspace, in its own process group.
+
+The whole group is killed on timeout and when the call is cancelled (the
+client sent `stop`), so children started by the command do not linger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from typing import Any, ClassVar
+
+from flightdeck.agent.tools._base import (
+    Category,
+    ToolFailure,
+    ToolOutput,
+    Workspace,
+    arg_int,
+    arg_str,
+    truncate,
+)
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        await proc.wait()
+
+
+class BashTool:
+    name = "Bash"
+    category: Category = "exec"
+    description = (
+        "Run a shell command (bash) in the workspace directory. `timeout` is in milliseconds "
+        f"(default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}). Returns the exit code, "
+        "stdout and stderr."
+    )
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to run"},
+            "timeout": {"type": "integer", "description": "Timeout in milliseconds"},
+        },
+        "required": ["command"],
+    }
+
+    def summary(self, args: dict[str, Any]) -> str:
+        return f"Run: {args.get('command', '?')}"
+
+    async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
+        command = arg_str(args, "command")
+        timeout_ms = arg_int(args, "timeout", DEFAULT_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS
+        timeout_ms = min(max(timeout_ms, 1), MAX_TIMEOUT_MS)
+        shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                shell,
+                "-c",
+                command,
+                cwd=ws.root,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # its own process group, killed as a whole
+            )
+        )
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # Stopped while starting: the process exists, so its group must go too.
+            await _kill_group(await spawn)
+            raise
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout_ms / 1000)
+        except TimeoutError:
+            await _kill_group(proc)
+            raise ToolFailure(f"Command timed out after {timeout_ms} ms and was killed") from None
+        except BaseException:
+            await _kill_group(proc)
+            raise
+        code = proc.returncode if proc.returncode is not None else -1
+        # The shell exited; anything it left running in its group goes too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        text = f"exit code: {code}"
+        stdout = out.decode("utf-8", errors="replace")
+        stderr = err.decode("utf-8", errors="replace")
+        if stdout:
+            text += f"\nstdout:\n{stdout.rstrip()}"
+        if stderr:
+            text += f"\nstderr:\n{stderr.rstrip()}"
+        return ToolOutput(truncate(text), status="success" if code == 0 else "error")

@@ -1,0 +1,165 @@
+"""Grep: search file contents by regular expression.
+
+Uses ripgrep when `rg` is on PATH, a Python search otherwise; both print the
+same shapes (`path`, `path:count`, `path:line:text` with `path-line-text`
+context lines) with paths relative to the workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from flightdeck.agent.tools._base import (
+    Category,
+    ToolFailure,
+    ToolOutput,
+    Workspace,
+    arg_bool,
+    arg_int,
+    arg_str,
+    truncate,
+)
+from flightdeck.agent.tools._glob import glob_regex
+from flightdeck.agent.tools._read import looks_binary
+from flightdeck.agent.tools._walk import walk_files
+
+Mode = Literal["files_with_matches", "content", "count"]
+MODES: tuple[Mode, ...] = ("files_with_matches", "content", "count")
+MAX_FILES = 200
+
+
+def _python_grep(
+    ws: Workspace,
+    regex: re.Pattern[str],
+    base: Path,
+    glob: str | None,
+    mode: Mode,
+    ctx: tuple[int, int],
+) -> list[str]:
+    name_filter = glob_regex(glob) if glob else None
+    out: list[str] = []
+    for path in walk_files(base, ws.root):
+        if name_filter and not name_filter.match(
+            path.name if "/" not in (glob or "") else path.relative_to(base).as_posix()
+        ):
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if looks_binary(data):
+            continue
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        hits = [i for i, line in enumerate(lines) if regex.search(line)]
+        if not hits:
+            continue
+        shown = ws.display(path)
+        if mode == "files_with_matches":
+            out.append(shown)
+        elif mode == "count":
+            out.append(f"{shown}:{len(hits)}")
+        else:
+            out.extend(_with_context(shown, lines, hits, ctx))
+    return out
+
+
+def _with_context(shown: str, lines: list[str], hits: list[int], ctx: tuple[int, int]) -> list[str]:
+    before, after = ctx
+    wanted: set[int] = set()
+    for i in hits:
+        wanted.update(range(max(i - before, 0), min(i + after, len(lines) - 1) + 1))
+    out: list[str] = []
+    hit_set, last = set(hits), None
+    for i in sorted(wanted):
+        if last is not None and i > last + 1:
+            out.append("--")
+        sep = ":" if i in hit_set else "-"
+        out.append(f"{shown}{sep}{i + 1}{sep}{lines[i]}")
+        last = i
+    return out
+
+
+async def _rg(rg: str, ws: Workspace, args: list[str], base: Path) -> list[str]:
+    proc = await asyncio.create_subprocess_exec(
+        rg,
+        "--no-heading",
+        "--with-filename",
+        "--color",
+        "never",
+        *args,
+        "--",
+        ws.display(base),
+        cwd=ws.root,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    if proc.returncode not in (0, 1):
+        raise ToolFailure(err.decode("utf-8", errors="replace").strip() or "rg failed")
+    return out.decode("utf-8", errors="replace").splitlines()
+
+
+class GrepTool:
+    name = "Grep"
+    category: Category = "info"
+    description = (
+        "Search file contents with a regular expression. `output_mode` is "
+        "`files_with_matches` (default), `content` (matching lines, with `-A`/`-B`/`-C` "
+        "context) or `count`. `glob` filters file names; `-i` ignores case."
+    )
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression"},
+            "path": {"type": "string", "description": "File or directory (default: workspace)"},
+            "glob": {"type": "string", "description": "Only files matching this glob"},
+            "output_mode": {"type": "string", "enum": list(MODES)},
+            "-i": {"type": "boolean", "description": "Case-insensitive"},
+            "-A": {"type": "integer", "description": "Lines of context after a match"},
+            "-B": {"type": "integer", "description": "Lines of context before a match"},
+            "-C": {"type": "integer", "description": "Lines of context around a match"},
+        },
+        "required": ["pattern"],
+    }
+
+    def summary(self, args: dict[str, Any]) -> str:
+        return f"Search for {args.get('pattern', '?')!r}"
+
+    async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
+        pattern = arg_str(args, "pattern")
+        base = ws.resolve(arg_str(args, "path", default=str(ws.root)))
+        glob = args.get("glob")
+        if glob is not None and not isinstance(glob, str):
+            raise ToolFailure("argument glob must be a string")
+        mode = args.get("output_mode", "files_with_matches")
+        if mode not in MODES:
+            raise ToolFailure(f"output_mode must be one of {', '.join(MODES)}")
+        ignore_case = arg_bool(args, "-i")
+        around = arg_int(args, "-C", 0) or 0
+        ctx = (arg_int(args, "-B", around) or 0, arg_int(args, "-A", around) or 0)
+        if not base.exists():
+            raise ToolFailure(f"Path not found: {args.get('path')}")
+        rg = shutil.which("rg")
+        if rg is not None:
+            flags = ["-i"] if ignore_case else []
+            flags += {"files_with_matches": ["-l"], "count": ["-c"], "content": ["-n"]}[mode]
+            if mode == "content":
+                flags += ["-B", str(ctx[0]), "-A", str(ctx[1])]
+            if glob:
+                flags += ["--glob", glob]
+            lines = await _rg(rg, ws, [*flags, "-e", pattern], base)
+        else:
+            try:
+                regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+            except re.error as exc:
+                raise ToolFailure(f"Invalid regular expression: {exc}") from None
+            lines = await asyncio.to_thread(_python_grep, ws, regex, base, glob, mode, ctx)
+        if not lines:
+            return ToolOutput("No matches found")
+        if mode != "content" and len(lines) > MAX_FILES:
+            lines = [*lines[:MAX_FILES], f"... ({len(lines) - MAX_FILES} more)"]
+        return ToolOutput(truncate("\n".join(lines)))

@@ -1,0 +1,80 @@
+"""Read: a text file as numbered lines, or an image as base64."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, ClassVar
+
+from flightdeck.agent.tools._base import (
+    Category,
+    ToolFailure,
+    ToolOutput,
+    Workspace,
+    arg_int,
+    arg_str,
+    truncate,
+)
+
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+DEFAULT_LIMIT = 2000
+MAX_LINE = 2000
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+class ReadTool:
+    name = "Read"
+    category: Category = "info"
+    description = (
+        "Read a file from the workspace. Returns numbered lines (like `cat -n`); `offset` is "
+        "the first line (1-based) and `limit` the number of lines. Images are returned as images."
+    )
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "file_path": {"type": "string", "description": "Path of the file to read"},
+            "offset": {"type": "integer", "description": "First line to read (1-based)"},
+            "limit": {"type": "integer", "description": "Number of lines to read"},
+        },
+        "required": ["file_path"],
+    }
+
+    def summary(self, args: dict[str, Any]) -> str:
+        return f"Read {args.get('file_path', '?')}"
+
+    async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
+        path = ws.resolve(arg_str(args, "file_path"))
+        offset = max(arg_int(args, "offset", 1) or 1, 1)
+        limit = max(arg_int(args, "limit", DEFAULT_LIMIT) or DEFAULT_LIMIT, 1)
+        if path.is_dir():
+            raise ToolFailure(f"{args['file_path']} is a directory")
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise ToolFailure(f"File not found: {args['file_path']}") from None
+        media = IMAGE_TYPES.get(path.suffix.lower())
+        if media is not None:
+            encoded = base64.b64encode(data).decode("ascii")
+            return ToolOutput(encoded, output_type="image", media_type=media)
+        if looks_binary(data):
+            raise ToolFailure(f"{args['file_path']} is a binary file ({len(data)} bytes)")
+        ws.remember(path)
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        if not lines:
+            return ToolOutput("(empty file)")
+        chosen = lines[offset - 1 : offset - 1 + limit]
+        if not chosen:
+            raise ToolFailure(f"offset {offset} is past the end of the file ({len(lines)} lines)")
+        numbered = [f"{n:>6}\t{line[:MAX_LINE]}" for n, line in enumerate(chosen, start=offset)]
+        rest = len(lines) - (offset - 1 + len(chosen))
+        if rest > 0:
+            numbered.append(f"... ({rest} more lines; use offset/limit to read them)")
+        return ToolOutput(truncate("\n".join(numbered)))

@@ -1,0 +1,54 @@
+"""`flightdeck agent`: the coding agent, as a JSON-Lines process for a host
+(`--json-stream`) or as a chat in the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import click
+
+
+@click.command()
+@click.option("--json-stream", is_flag=True, help="Speak the JSON Stream Protocol on stdin/stdout.")
+@click.option(
+    "--provider",
+    type=click.Choice(["anthropic", "openai", "bedrock", "vertex"]),
+    help="Model provider (default: [agent] provider in config, else anthropic).",
+)
+@click.option("--model", help="Model id (default: the provider's default model).")
+@click.option("--max-tokens", type=int, help="Output token limit per model call.")
+@click.option("--max-turns", type=int, help="Model calls allowed for one message.")
+@click.option("--base-url", help="Provider endpoint (e.g. a local OpenAI-compatible server).")
+@click.option("--system-prompt", help="Replace the built-in system prompt.")
+@click.option("--auto-approve", is_flag=True, default=None, help="Start in yolo mode.")
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False),
+    help="Directory the tools work in (default: current directory).",
+)
+@click.option("--session-id", help="Start a new session with this id (error if it exists).")
+@click.option("--resume", help="Resume a session by id, or `latest`.")
+def agent(json_stream: bool, **flags: Any) -> None:
+    """Run the coding agent.
+
+    \b
+    Examples:
+      flightdeck agent                       # chat in the terminal
+      flightdeck agent --json-stream --provider anthropic --max-turns 30
+      flightdeck agent --json-stream --resume latest --workspace ./repo
+      flightdeck agent --json-stream --provider openai --base-url http://localhost:8000/v1
+
+    Credentials come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+    AWS_* for bedrock, GOOGLE_APPLICATION_CREDENTIALS / VERTEX_PROJECT_ID /
+    VERTEX_REGION for vertex). See docs/protocol.md for the protocol.
+    """
+    if json_stream:
+        from flightdeck.agent import run_json_stream
+
+        code = asyncio.run(run_json_stream(flags, sys.stdin.buffer, sys.stdout.buffer))
+        sys.exit(code)
+    from flightdeck.agent._terminal import run_terminal
+
+    sys.exit(asyncio.run(run_terminal(flags)))
