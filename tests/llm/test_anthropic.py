@@ -77,8 +77,11 @@ def test_one_tool_call_is_ready_with_parsed_input() -> None:
 
 
 def test_several_tool_calls_in_one_turn() -> None:
-    calls = [ToolCall("Read", {"file_path": "a"}), ToolCall("Read", {"file_path": "b"}),
-             ToolCall("Glob", {})]  # fmt: skip
+    calls = [
+        ToolCall("Read", {"file_path": "a"}),
+        ToolCall("Read", {"file_path": "b"}),
+        ToolCall("Glob", {}),
+    ]
     with FakeLLMServer([Turn(tool_calls=calls)]) as server:
         events, response = stream(provider(server), request())
     ready = [e.call for e in events if isinstance(e, ToolCallReady)]
@@ -235,17 +238,24 @@ def test_request_mapping_and_cache_breakpoints() -> None:
     assert [t["name"] for t in sent["tools"]] == ["Read", "Write"]
     assert "cache_control" not in sent["tools"][0] and sent["tools"][1]["cache_control"] == cache
     first, assistant, result = sent["messages"]
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": "iVBORw0KGgo="}}  # fmt: skip
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+    }
     assert first == {"role": "user", "content": [{"type": "text", "text": "look at this"}, image]}
     assert assistant["content"] == [
         {"type": "thinking", "thinking": "hmm", "signature": "sig"},
         {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a.png"}},
     ]
     assert result["content"] == [
-        {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
-         "content": [{"type": "text", "text": "bytes"}, image], "cache_control": cache}
-    ]  # fmt: skip
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "is_error": True,
+            "content": [{"type": "text", "text": "bytes"}, image],
+            "cache_control": cache,
+        }
+    ]
 
 
 def test_prompt_caching_can_be_turned_off() -> None:
