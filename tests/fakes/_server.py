@@ -9,6 +9,7 @@ the real APIs, so a turn cut mid-stream ends in an incomplete chunked body.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import socket
 import sys
@@ -65,7 +66,9 @@ class FakeLLMServer:
     # ---- lifecycle -------------------------------------------------------
 
     def start(self) -> FakeLLMServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval keeps close() (which waits one poll) quick in tests.
+        serve = functools.partial(self._httpd.serve_forever, poll_interval=0.02)
+        self._thread = threading.Thread(target=serve, daemon=True)
         self._thread.start()
         return self
 
