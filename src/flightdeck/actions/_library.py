@@ -93,20 +93,31 @@ def _library_at(folder: Path, layout_name: str | None) -> Library:
     return Library(folder.resolve(), tuple(dict.fromkeys(names)))
 
 
+def _workspace_files(entry: Path, depth: int = 0) -> Iterator[Path]:
+    """WORKSPACE.md files under `entry`, following symlinks, skipping dot folders."""
+    try:
+        children = sorted(os.scandir(entry), key=lambda d: d.name)
+    except OSError:
+        return
+    for child in children:
+        if child.name.startswith(".") or not child.is_dir():
+            continue
+        folder = Path(child.path)
+        if (folder / "WORKSPACE.md").is_file():
+            yield folder / "WORKSPACE.md"
+        elif depth + 1 < _MAX_LAYOUT_DEPTH:
+            yield from _workspace_files(folder, depth + 1)
+
+
 def discover(entry: Path) -> list[Library]:
     """Libraries under one search-path entry."""
     if (entry / "WORKSPACE.md").is_file():
         return [_library_at(entry, None)]
     found: list[Library] = []
-    if not entry.is_dir():
-        return found
-    for workspace_md in sorted(entry.rglob("WORKSPACE.md")):
-        folder = workspace_md.parent
-        rel = folder.relative_to(entry).parts
-        if len(rel) > _MAX_LAYOUT_DEPTH or any(p.startswith(".") for p in rel):
-            continue
+    for workspace_md in _workspace_files(entry):
+        rel = workspace_md.parent.relative_to(entry).parts
         layout = f"@{rel[0]}/{'/'.join(rel[1:])}" if len(rel) >= 2 else None
-        found.append(_library_at(folder, layout))
+        found.append(_library_at(workspace_md.parent, layout))
     return found
 
 

@@ -109,7 +109,7 @@ class ActionResolver:
         for base in dict.fromkeys(b.resolve() for b in bases):
             file = action_file(base / ref.path)
             if not file.is_file():
-                tried.append(f"{file} (relative to {base}): no such file")
+                tried.append(f"{base / ref.path} (relative to {base}): no ACTION.md there")
                 continue
             if self.workspace is not None and not _within(self.workspace, file):
                 tried.append(f"{file}: outside the workspace {self.workspace}, refused")
