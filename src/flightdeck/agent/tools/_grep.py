@@ -42,7 +42,7 @@ def _python_grep(
 ) -> list[str]:
     name_filter = glob_regex(glob) if glob else None
     out: list[str] = []
-    for path in walk_files(base, ws.root):
+    for path in walk_files(base, ws.root, hidden=False):
         if name_filter and not name_filter.match(
             path.name if "/" not in (glob or "") else path.relative_to(base).as_posix()
         ):

@@ -43,8 +43,9 @@ class _Rules:
         return _Rules([*self.specs, (directory, spec)]) if spec else self
 
 
-def walk_files(start: Path, root: Path) -> Iterator[Path]:
-    """Every non-ignored file under `start`; `.gitignore` files from `root` down apply."""
+def walk_files(start: Path, root: Path, *, hidden: bool = True) -> Iterator[Path]:
+    """Every non-ignored file under `start`; `.gitignore` files from `root` down apply.
+    `hidden=False` also skips dot-files and dot-directories (as ripgrep does)."""
     rules = _Rules([])
     if start != root:
         directory = root
@@ -55,10 +56,10 @@ def walk_files(start: Path, root: Path) -> Iterator[Path]:
     if start.is_file():
         yield start
         return
-    yield from _walk(start, rules)
+    yield from _walk(start, rules, hidden)
 
 
-def _walk(directory: Path, rules: _Rules) -> Iterator[Path]:
+def _walk(directory: Path, rules: _Rules, hidden: bool) -> Iterator[Path]:
     rules = rules.entering(directory)
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -67,9 +68,11 @@ def _walk(directory: Path, rules: _Rules) -> Iterator[Path]:
     for entry in entries:
         path = Path(entry.path)
         is_dir = entry.is_dir(follow_symlinks=False)
-        if entry.name in _ALWAYS_SKIP or rules.ignored(path, is_dir):
+        if entry.name in _ALWAYS_SKIP or (not hidden and entry.name.startswith(".")):
+            continue
+        if rules.ignored(path, is_dir):
             continue
         if is_dir:
-            yield from _walk(path, rules)
+            yield from _walk(path, rules, hidden)
         elif entry.is_file():
             yield path

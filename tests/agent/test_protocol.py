@@ -1,0 +1,101 @@
+"""The wire models: closed, tagged, one reader and one writer, and the
+protocol document kept equal to them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flightdeck.agent import protocol as p
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+
+
+def test_read_command_parses_every_command_type() -> None:
+    lines = {
+        '{"type":"message","msg_id":"m1","input":"x","files":["a.png"]}': p.MessageCommand,
+        '{"type":"stop"}': p.StopCommand,
+        '{"type":"tool_approve","call_id":"c","scope":"always"}': p.ToolApproveCommand,
+        '{"type":"tool_deny","call_id":"c","reason":"no"}': p.ToolDenyCommand,
+        '{"type":"init_history","text":"t"}': p.InitHistoryCommand,
+        '{"type":"set_mode","mode":"auto_edit"}': p.SetModeCommand,
+    }
+    for line, model in lines.items():
+        assert isinstance(p.read_command(line), model)
+
+
+def test_defaults_scope_once_and_deny_reason() -> None:
+    approve = p.read_command('{"type":"tool_approve","call_id":"c"}')
+    assert isinstance(approve, p.ToolApproveCommand) and approve.scope == "once"
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "msg_id"),
+    [
+        ("{", "Malformed JSON", None),
+        ('"str"', "must be a JSON object", None),
+        ("{}", "Missing field: type", None),
+        ('{"type":"foo"}', "Unknown command type: foo", None),
+        ('{"type":7}', "Unknown command type: 7", None),
+        ('{"type":"message","msg_id":"m9"}', "missing field input", "m9"),
+        ('{"type":"message","msg_id":"m9","input":"x","extra":1}', "unknown field extra", "m9"),
+        ('{"type":"tool_approve","call_id":"c","scope":"forever"}', "scope", None),
+        ('{"type":"message","msg_id":"m","input":5}', "input", "m"),
+    ],
+)
+def test_spec_4_1_bad_lines_become_protocol_problems(
+    line: str, message: str, msg_id: str | None
+) -> None:
+    problem = p.read_command(line)
+    assert isinstance(problem, p.ProtocolProblem)
+    assert message in problem.message and problem.msg_id == msg_id
+
+
+@given(st.text(max_size=200))
+def test_read_command_never_raises(line: str) -> None:
+    result = p.read_command(line)
+    assert result is not None  # any text parses to a command or a problem, never raises
+
+
+def test_encode_event_omits_none_except_msg_id() -> None:
+    error = p.ErrorEvent(error=p.ErrorInfo(code="protocol_error", message="x"))
+    assert json.loads(p.encode_event(error)) == {
+        "type": "error",
+        "msg_id": None,
+        "error": {"code": "protocol_error", "message": "x", "retryable": False},
+    }
+    result = p.ToolResultEvent(
+        msg_id="m", call_id="c", tool_name="Read", status="success", output="o"
+    )
+    assert "metadata" not in json.loads(p.encode_event(result))
+    assert "\n" not in p.encode_event(p.TextDeltaEvent(text="a\nb", msg_id="m"))
+
+
+def test_events_are_closed_models() -> None:
+    with pytest.raises(ValueError):
+        p.decode_event('{"type":"stream_start","msg_id":"m","extra":1}')
+
+
+def _documented_types(section: str) -> set[str]:
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index(f"<!-- {section} -->")
+    end = text.index(f"<!-- /{section} -->")
+    return set(re.findall(r"^### `([a-z_]+)`", text[start:end], re.MULTILINE))
+
+
+def test_drift_every_event_and_command_type_is_documented() -> None:
+    """docs/protocol.md lists exactly the event and command types the models define."""
+    assert _documented_types("events") == {p.wire_type(m) for m in p.EVENT_TYPES}
+    assert _documented_types("commands") == {p.wire_type(m) for m in p.COMMAND_TYPES}
+
+
+def test_drift_every_field_is_documented() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    for model in (*p.EVENT_TYPES, *p.COMMAND_TYPES):
+        for name in model.model_fields:
+            assert f"`{name}`" in text, f"{p.wire_type(model)}.{name} is not in docs/protocol.md"
