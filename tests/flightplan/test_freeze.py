@@ -1,0 +1,273 @@
+"""Freeze: order of checks, lock contents, reproducibility, the store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.documents import parse_document
+from flightdeck.flightplan import (
+    FlightPlanError,
+    KeyPair,
+    SkillStore,
+    content_hash,
+    freeze_plan,
+)
+from flightdeck.flightplan._emit import emit_skill
+from tests.flightplan._plans import example_body, example_data
+
+PINNED = "registry.example.com/base@sha256:" + "ab" * 32
+
+
+class _Resolver:
+    def __init__(self, answer: str | None) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def resolve(self, ref: str) -> str | None:
+        self.asked.append(ref)
+        return self.answer
+
+
+def _write(tmp_path: Path, data: dict[str, Any], name: str = "SKILL.md") -> Path:
+    path = tmp_path / "src" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(emit_skill(data, example_body()), encoding="utf-8")
+    return path
+
+
+def _with_tool_step(image: str | None = None) -> dict[str, Any]:
+    data = example_data()
+    if image:
+        data["aileron"]["environment"]["image"] = image
+    data["aileron"]["steps"].insert(
+        2,
+        {
+            "id": "archive",
+            "kind": "tool",
+            "command": ["aws", "s3", "cp", "digest.csv", "s3://bucket/"],
+            "bindings": {"csv": "steps.render_csv.csv"},
+            "outputs": ["receipt"],
+            "trustContract": {
+                "credential": {"kind": "aws-sigv4", "placement": "signing"},
+                "hosts": ["s3.amazonaws.com", "bucket.s3.amazonaws.com"],
+                "effect": "write",
+                "idempotency": {"safeToRetry": True},
+                "audit": {"fields": ["network-target", "result"]},
+            },
+        },
+    )
+    return data
+
+
+def test_freeze_writes_lock_hash_and_store_files(example_file: Path, keys: KeyPair) -> None:
+    outcome = freeze_plan(
+        example_file,
+        signing_key=keys.private_path,
+        publisher="github://acme/digests",
+        version="1.0.0",
+    )
+    assert outcome.created
+    folder = outcome.stored.path
+    assert folder == SkillStore().root / "weekly-metrics-digest" / "versions" / folder.name
+    assert folder.name == outcome.frozen.content_hash[7:23]
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["SKILL.md", "SKILL.md.sig", "lock.json", "meta.json", "signer.pub.pem"]
+    document = parse_document((folder / "SKILL.md").read_text()).document
+    assert document is not None
+    lock = document.data["aileron"]["lock"]
+    assert lock["publisher"] == "github://acme/digests"
+    assert lock["version"] == "1.0.0"
+    assert lock["resolvedCapabilitySet"] == [
+        {"name": "aws-cli", "requested": "2.x", "version": "2.22.4"}
+    ]
+    assert lock["contentHash"] == content_hash(document.data, document.body)
+    assert document.body == example_body()
+
+
+def test_seed003_freeze_resolves_image_and_seals_tool_step_trust(
+    tmp_path: Path, keys: KeyPair
+) -> None:
+    resolver = _Resolver(PINNED)
+    path = _write(tmp_path, _with_tool_step(image="registry.example.com/base:1.2"))
+    outcome = freeze_plan(path, signing_key=keys.private_path, resolver=resolver)
+    lock = outcome.frozen.lock
+    assert resolver.asked == ["registry.example.com/base:1.2"]
+    assert lock["resolvedImages"] == [{"ref": "registry.example.com/base:1.2", "digest": PINNED}]
+    assert lock["stepTrust"] == {
+        "archive": {"hosts": ["s3.amazonaws.com", "bucket.s3.amazonaws.com"]}
+    }
+
+
+def test_pinned_image_is_kept_without_a_resolver(tmp_path: Path, keys: KeyPair) -> None:
+    path = _write(tmp_path, _with_tool_step(image=PINNED))
+    outcome = freeze_plan(path, signing_key=keys.private_path)
+    assert outcome.frozen.lock["resolvedImages"] == [{"ref": PINNED, "digest": PINNED}]
+
+
+def test_resolver_without_digest_is_a_hard_error(tmp_path: Path, keys: KeyPair) -> None:
+    path = _write(tmp_path, _with_tool_step(image="registry.example.com/base:1.2"))
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(path, signing_key=keys.private_path, resolver=_Resolver(None))
+    assert caught.value.code == "freeze.image_unresolved"
+    assert not SkillStore().list()
+
+
+def test_lint_error_stops_freeze_before_resolution(tmp_path: Path, keys: KeyPair) -> None:
+    data = _with_tool_step(image="registry.example.com/base:1.2")
+    data["aileron"]["steps"][0]["args"]["as_of"] = "inputs.nope"
+    resolver = _Resolver(PINNED)
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(_write(tmp_path, data), signing_key=keys.private_path, resolver=resolver)
+    assert caught.value.code == "freeze.invalid_plan"
+    assert [d.code for d in caught.value.diagnostics] == ["flightplan.unknown_input"]
+    assert caught.value.diagnostics[0].line is not None
+    assert resolver.asked == []
+
+
+def test_freeze_is_reproducible_byte_for_byte(
+    example_file: Path, keys: KeyPair, tmp_path: Path
+) -> None:
+    """Same input and key give identical files (Ed25519 is deterministic)."""
+    a = freeze_plan(example_file, signing_key=keys.private_path, store=SkillStore(tmp_path / "a"))
+    b = freeze_plan(example_file, signing_key=keys.private_path, store=SkillStore(tmp_path / "b"))
+    for name in ("SKILL.md", "SKILL.md.sig", "lock.json", "signer.pub.pem"):
+        assert (a.stored.path / name).read_bytes() == (b.stored.path / name).read_bytes()
+
+
+def test_refreezing_identical_content_is_a_noop(example_file: Path, keys: KeyPair) -> None:
+    first = freeze_plan(example_file, signing_key=keys.private_path, version="1.0.0")
+    before = {p.name: p.stat().st_mtime_ns for p in first.stored.path.iterdir()}
+    again = freeze_plan(example_file, signing_key=keys.private_path, version="1.0.0")
+    assert not again.created
+    assert again.stored.path == first.stored.path
+    assert {p.name: p.stat().st_mtime_ns for p in again.stored.path.iterdir()} == before
+    assert len(SkillStore().list()) == 1
+
+
+def test_different_content_under_an_existing_version_is_refused(
+    tmp_path: Path, example_file: Path, keys: KeyPair
+) -> None:
+    freeze_plan(example_file, signing_key=keys.private_path, version="1.0.0")
+    data = example_data()
+    data["description"] = "A changed description."
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(_write(tmp_path, data), signing_key=keys.private_path, version="1.0.0")
+    assert caught.value.code == "store.version_conflict"
+    outcome = freeze_plan(_write(tmp_path, data), signing_key=keys.private_path, version="1.1.0")
+    assert outcome.created
+
+
+def test_same_content_signed_by_another_key_is_refused(
+    example_file: Path, keys: KeyPair, other_keys: KeyPair
+) -> None:
+    freeze_plan(example_file, signing_key=keys.private_path)
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(example_file, signing_key=other_keys.private_path)
+    assert caught.value.code == "store.version_conflict"
+
+
+def test_store_leaves_no_temporary_directories(example_file: Path, keys: KeyPair) -> None:
+    outcome = freeze_plan(example_file, signing_key=keys.private_path)
+    siblings = [p.name for p in outcome.stored.path.parent.iterdir()]
+    assert siblings == [outcome.stored.path.name]
+
+
+def test_signing_key_from_environment_as_path_or_pem(
+    example_file: Path, keys: KeyPair, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FLIGHTDECK_SIGNING_KEY", str(keys.private_path))
+    a = freeze_plan(example_file, store=SkillStore(tmp_path / "a"))
+    monkeypatch.setenv("FLIGHTDECK_SIGNING_KEY", keys.private_path.read_text())
+    b = freeze_plan(example_file, store=SkillStore(tmp_path / "b"))
+    assert a.frozen.signature == b.frozen.signature
+
+
+def test_missing_signing_key_is_an_error(example_file: Path) -> None:
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(example_file)
+    assert caught.value.code == "freeze.no_signing_key"
+
+
+def test_private_key_file_is_0600(keys: KeyPair) -> None:
+    assert os.stat(keys.private_path).st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "code"),
+    [
+        ("publisher", "gitlab://acme", "freeze.invalid_publisher"),
+        ("publisher", "github://", "freeze.invalid_publisher"),
+        ("version", "1.0", "freeze.invalid_version"),
+        ("version", "v1.0.0", "freeze.invalid_version"),
+    ],
+)
+def test_bad_publisher_or_version_is_refused(
+    example_file: Path, keys: KeyPair, option: str, value: str, code: str
+) -> None:
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(example_file, signing_key=keys.private_path, **{option: value})
+    assert caught.value.code == code
+
+
+def test_instruction_only_skill_cannot_be_frozen(tmp_path: Path, keys: KeyPair) -> None:
+    data = {"name": "plain", "description": "No aileron block."}
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(_write(tmp_path, data), signing_key=keys.private_path)
+    assert caught.value.code == "freeze.not_a_flight_plan"
+
+
+def test_refreezing_a_frozen_plan_replaces_its_lock(example_file: Path, keys: KeyPair) -> None:
+    first = freeze_plan(example_file, signing_key=keys.private_path, version="1.0.0")
+    again = freeze_plan(first.stored.skill_path, signing_key=keys.private_path, version="1.0.0")
+    assert again.frozen.content_hash == first.frozen.content_hash
+    assert not again.created
+
+
+def test_yaml_that_looks_typed_round_trips(tmp_path: Path, keys: KeyPair) -> None:
+    data = example_data()
+    data["aileron"]["inputs"][0]["description"] = "on"
+    data["aileron"]["inputs"][1]["description"] = "2026-01-01"
+    data["aileron"]["inputs"][2]["description"] = "1.0"
+    data["license"] = "yes: no # not a comment"
+    typed = {"n": 10**15, "f": 0.1, "t": True, "z": None, "u": "ünï\tcode", "d": "0o17", "x": ".5"}
+    data["metadata"] = {"a": "true", "b": "2026-01-01", "c": "007", "d": "0o17", "e": "1e5"}
+    data["aileron"]["inputs"].append(
+        {"name": "opts", "type": "object", "resolution": {"rule": "literal", "default": typed}}
+    )
+    source = tmp_path / "typed.md"
+    source.write_text(_yaml_text(data))
+    outcome = freeze_plan(source, signing_key=keys.private_path)
+    document = parse_document(outcome.stored.skill_path.read_text()).document
+    assert document is not None
+    assert document.data["metadata"] == data["metadata"]
+    assert document.data["aileron"]["inputs"][3]["resolution"]["default"] == typed
+    assert document.data["aileron"]["inputs"][0]["description"] == "on"
+
+
+def _yaml_text(data: dict[str, Any]) -> str:
+    import json
+
+    # JSON is YAML: an input whose strings are unambiguous whatever the emitter.
+    return f"---\n{json.dumps(data, indent=1)}\n---\n{example_body()}"
+
+
+def test_skills_store_finds_by_label_hash_prefix_and_latest(
+    tmp_path: Path, example_file: Path, keys: KeyPair
+) -> None:
+    one = freeze_plan(example_file, signing_key=keys.private_path, version="1.2.0")
+    data = example_data()
+    data["description"] = "Second version."
+    two = freeze_plan(_write(tmp_path, data), signing_key=keys.private_path, version="1.10.0")
+    store = SkillStore()
+    assert store.find("weekly-metrics-digest").path == two.stored.path
+    assert store.find("weekly-metrics-digest", "1.2.0").path == one.stored.path
+    prefix = one.frozen.content_hash[7:15]
+    assert store.find("weekly-metrics-digest", prefix).path == one.stored.path
+    with pytest.raises(FlightPlanError) as caught:
+        store.find("weekly-metrics-digest", "9.9.9")
+    assert caught.value.code == "store.not_found"
+    assert [e.version for e in store.list()] == ["1.2.0", "1.10.0"] or len(store.list()) == 2
