@@ -15,6 +15,7 @@ _COMMANDS: dict[str, str] = {
     "agent": "flightdeck.cli.agent:agent",
     "sessions": "flightdeck.cli.sessions:sessions",
     "validate": "flightdeck.cli.validate:validate",
+    "inspect": "flightdeck.cli.inspect:inspect",
     "schema": "flightdeck.cli.schema:schema",
     "lint": "flightdeck.cli.lint:lint",
     "graph": "flightdeck.cli.graph:graph",
