@@ -70,6 +70,14 @@ class _Resolver(yaml.resolver.BaseResolver):
             return _PLAIN if implicit[0] else _STR
         return _SEQ if kind is SequenceNode else _MAP
 
+    # Path resolvers are unused; skipping their bookkeeping per node is a
+    # measurable share of parse time on large corpora.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
 
 if _CParser is not None:
 
@@ -95,7 +103,13 @@ else:  # pragma: no cover - PyYAML built without libyaml
             _Resolver.__init__(self)
 
 
+# First characters a non-string plain scalar can start with.
+_SCALAR_STARTS = frozenset("0123456789+-.~nNtTfF")
+
+
 def _plain_scalar(text: str) -> Any:
+    if text and text[0] not in _SCALAR_STARTS:
+        return text  # the common case: an ordinary word
     if text in _NULL:
         return None
     if text in _TRUE:
@@ -129,6 +143,7 @@ class _Builder:
 
     def __init__(self, line_offset: int, limits: YamlLimits) -> None:
         self.line_offset = line_offset
+        self.line_base = line_offset + 1  # libyaml lines are 0-based
         self.limits = limits
         self.values: dict[str, tuple[int, int]] = {}
         self.keys: dict[str, tuple[int, int]] = {}
@@ -149,7 +164,30 @@ class _Builder:
         )
 
     def build(self, node: Node, pointer: str, depth: int) -> Any:
-        if depth > self.limits.max_depth:
+        mark = node.start_mark
+        self.values[pointer] = (mark.line + self.line_base, mark.column + 1)
+        if node.__class__ is ScalarNode:  # the hot path: most nodes are scalars
+            tag = node.tag
+            if tag == _PLAIN:
+                return _plain_scalar(node.value)
+            if tag == _STR:
+                return node.value
+            return self.scalar(node, pointer)
+        self.enter(node, pointer, depth)
+        if isinstance(node, SequenceNode):
+            self.check_tag(node, _SEQ, pointer)
+            return [
+                self.build(item, f"{pointer}/{i}", depth + 1) for i, item in enumerate(node.value)
+            ]
+        assert isinstance(node, MappingNode)
+        self.check_tag(node, _MAP, pointer)
+        return self.mapping(node, pointer, depth)
+
+    def enter(self, node: Node, pointer: str, depth: int) -> None:
+        """Depth and alias-expansion caps, checked on containers only: a
+        scalar reached through an alias costs one value, a container its
+        whole subtree."""
+        if depth >= self.limits.max_depth:
             self.fail(
                 "yaml.too_deep",
                 f"nesting is deeper than {self.limits.max_depth} levels",
@@ -158,7 +196,7 @@ class _Builder:
                 hint="raise the limit with --max-depth if this is intended",
             )
         if id(node) in self.seen:  # reached again through an alias
-            self.expanded += 1
+            self.expanded += len(node.value) + 1
             if self.expanded > self.limits.max_alias_expansion:
                 self.fail(
                     "yaml.alias_bomb",
@@ -169,17 +207,6 @@ class _Builder:
                 )
         else:
             self.seen.add(id(node))
-        self.values[pointer] = self.pos(node)
-        if isinstance(node, ScalarNode):
-            return self.scalar(node, pointer)
-        if isinstance(node, SequenceNode):
-            self.check_tag(node, _SEQ, pointer)
-            return [
-                self.build(item, f"{pointer}/{i}", depth + 1) for i, item in enumerate(node.value)
-            ]
-        assert isinstance(node, MappingNode)
-        self.check_tag(node, _MAP, pointer)
-        return self.mapping(node, pointer, depth)
 
     def check_tag(self, node: Node, expected: str, pointer: str) -> None:
         if node.tag != expected:
@@ -213,6 +240,8 @@ class _Builder:
         return None  # unreachable
 
     def key_text(self, node: Node, pointer: str) -> str:
+        if node.__class__ is ScalarNode and node.tag != _PLAIN:
+            return str(node.value)  # quoted: any text is a fine key
         if not isinstance(node, ScalarNode):
             self.fail("yaml.complex_key", "a mapping key must be a plain scalar", node, pointer)
         assert isinstance(node, ScalarNode)
@@ -224,30 +253,37 @@ class _Builder:
     def mapping(self, node: MappingNode, pointer: str, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         merged: set[str] = set()
+        keys, base = self.keys, self.line_base
         for key_node, value_node in node.value:
-            if (
-                isinstance(key_node, ScalarNode)
-                and key_node.tag == _PLAIN
-                and key_node.value == "<<"
-            ):
-                self.merge(out, merged, value_node, pointer, depth)
-                continue
-            key = self.key_text(key_node, pointer)
-            child = pointer_join(pointer, key)
-            if key in out and key not in merged:
-                first = self.keys.get(child)
-                where = f" (first at line {first[0]})" if first else ""
-                self.fail(
-                    "yaml.duplicate_key",
-                    f"duplicate key {key!r}{where}",
-                    key_node,
-                    child,
-                    hint="each key may appear once in a mapping; remove or rename one",
-                )
-            merged.discard(key)
-            self.keys[child] = self.pos(key_node)
+            value = key_node.value
+            if key_node.__class__ is ScalarNode and isinstance(value, str) and value not in _NULL:
+                key = value  # the common case: a plain or quoted word
+                if key == "<<" and key_node.tag == _PLAIN:
+                    self.merge(out, merged, value_node, pointer, depth)
+                    continue
+            else:
+                key = self.key_text(key_node, pointer)
+            plain = "/" not in key and "~" not in key
+            child = f"{pointer}/{key}" if plain else pointer_join(pointer, key)
+            if key in out:
+                if key not in merged:
+                    self.duplicate(key, key_node, child)
+                merged.discard(key)
+            mark = key_node.start_mark
+            keys[child] = (mark.line + base, mark.column + 1)
             out[key] = self.build(value_node, child, depth + 1)
         return out
+
+    def duplicate(self, key: str, key_node: Node, child: str) -> None:
+        first = self.keys.get(child)
+        where = f" (first at line {first[0]})" if first else ""
+        self.fail(
+            "yaml.duplicate_key",
+            f"duplicate key {key!r}{where}",
+            key_node,
+            child,
+            hint="each key may appear once in a mapping; remove or rename one",
+        )
 
     def merge(
         self, out: dict[str, Any], merged: set[str], value: Node, pointer: str, depth: int
