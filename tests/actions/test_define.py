@@ -204,3 +204,26 @@ def test_aip39_parsing_must_not_do_io_beyond_the_file() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str([("open", str(target))])
+
+
+def test_aip39_hosts_must_function_reading_only_the_frontmatter(tmp_path: Path) -> None:
+    """The body is informational: two files differing only in body define the same action."""
+    front = "---\nschema: action/v1\nid: a:b\ndescription: d\nrisk_level: 2\n---\n"
+    one = tmp_path / "one" / "ACTION.md"
+    two = tmp_path / "two" / "ACTION.md"
+    for path, body in ((one, "## Side effects\nnone\n"), (two, "mutates: [everything]\n")):
+        path.parent.mkdir()
+        path.write_text(front + body)
+    a, b = load_action(one), load_action(two)
+    assert a.to_dict() == b.to_dict()
+    assert a.sha256 != b.sha256, "the trust hash still covers the whole file"
+
+
+def test_aip39_implementations_must_be_treated_as_a_hint() -> None:
+    """Listing a tool under `implementations` gives it nothing: implementors link bottom-up."""
+    action = define_action(
+        {**BASE, "risk_level": 2, "implementations": [{"kind": "tool", "ref": "git.commit"}]}
+    )
+    assert action.implementations[0].ref == "git.commit"
+    result = fa.check_narrowing({"id": "git.commit", "risk_level": 0}, None)
+    assert result.orphan and result.merged is not None and result.merged.risk_level == 0

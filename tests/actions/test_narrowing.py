@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flightdeck.actions import (
     VIOLATION_CODES,
@@ -181,3 +183,20 @@ def test_aip39_implementor_without_implements_is_an_orphan() -> None:
 
 def test_camel_case_views_are_understood() -> None:
     assert check_narrowing({"riskLevel": 0}, ACTION).codes == ["lowers_risk_level"]
+
+
+def test_aip39_resolvers_must_refuse_implementors_that_drop_mutates() -> None:
+    result = check_narrowing({"mutates": ["network:*"]}, ACTION)
+    assert result.codes == ["drops_mutates"] and result.merged is None
+    assert "storage:*" in result.violations[0].message
+
+
+@given(
+    st.sampled_from(["storage", "network", "workspace", "database"]),
+    st.text(alphabet="abc/._-", min_size=1, max_size=8),
+)
+def test_class_wildcard_covers_every_scope_of_its_class(cls: str, scope: str) -> None:
+    entry = f"{cls}:{scope}"
+    assert covers(f"{cls}:*", entry) and covers(entry, entry) and covers("*", entry)
+    if scope != "*":
+        assert not covers(entry, f"{cls}:*")

@@ -300,3 +300,21 @@ def test_an_unreadable_lock_is_treated_as_empty(standard: Path, tmp_path: Path) 
     assert (
         f"{STD}/storage-push" in json.loads((tmp_path / "flightdeck.lock").read_text())["actions"]
     )
+
+
+def test_aip39_consumers_must_not_depend_on_directory_depth(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    write(lib / "WORKSPACE.md", '---\nid: "@acme/verbs"\n---\n')
+    write(lib / ".actions" / "a" / "b" / "deep-verb" / "ACTION.md", action_md("deep:verb"))
+    assert (
+        resolve_action_ref("@acme/verbs/deep-verb", base_dir=tmp_path, libraries=[lib]).id
+        == "deep:verb"
+    )
+    assert resolve_action_ref("deep:verb", base_dir=tmp_path, libraries=[lib]).id == "deep:verb"
+
+
+def test_aip39_resolution_failures_must_surface_as_a_typed_error(tmp_path: Path) -> None:
+    for ref in ("@a/b/c", "./missing", "x:y", {"file": "./missing"}, {"ref": "x:y"}):
+        err = _err(ref, base_dir=tmp_path)
+        assert isinstance(err, LookupError) and err.code == "action_ref_unresolvable"
+        assert err.tried

@@ -201,3 +201,23 @@ def test_aip16_must_not_do_io_at_module_load_or_definition() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+CORPUS = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "corpus"
+VALID_IO = sorted((CORPUS / "valid" / "io").glob("*/IO.md"))
+
+
+@pytest.mark.parametrize("path", VALID_IO, ids=[p.parent.name for p in VALID_IO])
+def test_corpus_io_blocks_define(path: Any) -> None:
+    from flightdeck.documents import DocumentKind, load_document
+
+    doc = load_document(path, kind=DocumentKind.IO).document
+    assert doc is not None
+    if "<targetLocale-IS-NOT-A-VALID-TOKEN>" in path.read_text():
+        # The spec's own deliberate gotcha: schema-valid, but not a path token.
+        with pytest.raises(IODefinitionError) as info:
+            define_io(doc.data)
+        assert info.value.codes == ["io.unknown_path_token"]
+    else:
+        io = define_io(doc.data)
+        assert io.to_dict()["inputsFiles"] == doc.data.get("inputsFiles", {})
