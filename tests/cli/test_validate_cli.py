@@ -88,3 +88,45 @@ def test_schema_command_prints_and_lists() -> None:
 def test_version() -> None:
     proc = run("--version")
     assert proc.returncode == 0 and "0.1.0" in proc.stdout
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_validate_reports_narrowing_violations_at_the_implementor(tmp_path: Path) -> None:
+    """AIP-39: implementors MUST NOT widen their action's floors; validate
+    reports each violation at the implementor's file:line."""
+    import shutil
+
+    workspace = tmp_path / "ws"
+    shutil.copytree(EXAMPLES / "workspace", workspace)
+    tool = workspace / ".tools" / "notes-append" / "TOOL.md"
+    text = tool.read_text().replace("approval: always", "approval: auto")
+    tool.write_text(text.replace("risk_level: 1", "risk_level: 0"))
+    proc = run("validate", "--format", "json", str(workspace))
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    diags = {d["code"]: d for f in report["files"] for d in f["diagnostics"]}
+    assert diags["relaxes_approval"]["file"] == str(tool)
+    assert diags["relaxes_approval"]["line"] == 10
+    assert diags["lowers_risk_level"]["line"] == 11
+
+
+def test_validate_lints_flight_plans(tmp_path: Path) -> None:
+    plan = (EXAMPLES / "flightplans" / "notes-digest" / "SKILL.md").read_text()
+    broken = tmp_path / "SKILL.md"
+    broken.write_text(
+        plan.replace(
+            "bindings: { notes: steps.read_notes.notes }",
+            "bindings: { notes: steps.nowhere.notes }",
+        )
+    )
+    proc = run("validate", "--format", "json", str(broken))
+    assert proc.returncode == 1
+    codes = [d["code"] for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"]]
+    assert "flightplan.unknown_step" in codes, codes
+
+
+def test_bundled_examples_are_valid() -> None:
+    proc = run("validate", str(EXAMPLES))
+    assert proc.returncode == 0, proc.stdout + proc.stderr

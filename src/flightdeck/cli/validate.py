@@ -41,6 +41,11 @@ def _progress_printer() -> Callable[[int, Path], None] | None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="An action library to resolve refs against (repeatable).",
 )
+@click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Resolve refs against this workspace (default: each file's nearest workspace).",
+)
 @click.option("--max-bytes", type=int, default=Limits.max_bytes, show_default=True)
 @click.option("--max-depth", type=int, default=Limits.max_depth, show_default=True)
 @click.option("--max-aliases", type=int, default=Limits.max_alias_expansion, show_default=True)
@@ -50,6 +55,7 @@ def validate(
     fmt: str,
     strict: bool,
     libraries: tuple[Path, ...],
+    workspace: Path | None,
     max_bytes: int,
     max_depth: int,
     max_aliases: int,
@@ -70,7 +76,7 @@ def validate(
         limits=Limits(max_bytes, max_depth, max_aliases),
         strict=strict,
         libraries=libraries,
-        workspace=Path.cwd(),
+        workspace=workspace,
     )
     progress = _progress_printer()
     report = validate_paths(paths, options, progress=progress)

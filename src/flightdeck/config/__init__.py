@@ -6,5 +6,6 @@
 
 from flightdeck.config._files import Config, ConfigError, load_config
 from flightdeck.config._paths import config_dir, data_dir
+from flightdeck.config._workspace import find_workspace
 
-__all__ = ["Config", "ConfigError", "config_dir", "data_dir", "load_config"]
+__all__ = ["Config", "ConfigError", "config_dir", "data_dir", "find_workspace", "load_config"]

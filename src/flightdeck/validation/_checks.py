@@ -2,14 +2,17 @@
 
 The higher layers own their checks; this is the one place that wires them
 into `validate`. A check takes a loaded document and returns located
-diagnostics.
+diagnostics. Layers are imported here, when a validate run starts, so that
+`flightdeck.documents` stays usable on its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flightdeck.config import find_workspace
 from flightdeck.documents import Diagnostic, Document, DocumentKind
 
 if TYPE_CHECKING:
@@ -20,6 +23,31 @@ CheckSet = Mapping[DocumentKind, Sequence[Check]]
 
 
 def default_checks(options: ValidateOptions) -> CheckSet:
-    """Schema-only until the capability layers register their checks below."""
-    checks: dict[DocumentKind, list[Check]] = {}
-    return checks
+    """Narrowing for implementors (TOOL, DRIVER), lint for Flight Plans."""
+    from flightdeck import actions, flightplan
+
+    contexts: dict[Path | None, actions.CheckContext] = {}
+
+    def context_for(document: Document) -> actions.CheckContext:
+        # `--workspace` wins; otherwise each file's own workspace, so refs
+        # like `./...` and bare action ids resolve where the file lives.
+        root = options.workspace
+        if root is None and document.path is not None:
+            root = find_workspace(document.path.resolve().parent)
+        if root not in contexts:
+            contexts[root] = actions.CheckContext(
+                workspace=root, libraries=options.libraries, strict=options.strict
+            )
+        return contexts[root]
+
+    def narrowing(document: Document) -> list[Diagnostic]:
+        return actions.check_document(document, context_for(document))
+
+    def lint(document: Document) -> list[Diagnostic]:
+        return flightplan.lint_document(document)
+
+    return {
+        DocumentKind.TOOL: [narrowing],
+        DocumentKind.DRIVER: [narrowing],
+        DocumentKind.SKILL: [lint],
+    }
