@@ -7,13 +7,16 @@ each assertion is about the diagnostic a user would see (code and pointer).
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -376,3 +379,65 @@ def test_every_declared_property_is_described_for_diagnostics() -> None:
             for key, prop in (node.get("properties") or {}).items():
                 if isinstance(prop, dict) and "$ref" not in prop and prop != {}:
                     assert "description" in prop or "title" in prop, f"{name}: {key}"
+
+
+# ---- both engines read the schemas the same way ------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+VALID_DOCS = [
+    ("skill", WORKED_EXAMPLE.relative_to(CORPUS)),
+    ("skill", Path("valid/skill/frozen-tool-step-plan/SKILL.md")),
+    ("tool", Path("valid/tool/aip16-ex7-translate-pdf/TOOL.md")),
+    ("driver-sdk", Path("valid/driver/aip33-ex-openai-sdk/DRIVER.md")),
+    ("driver", Path("valid/driver/aip30-ex-gh-cli/DRIVER.md")),
+    ("action", Path("valid/action/aip39-seed-storage-commit/ACTION.md")),
+]
+
+
+@functools.cache
+def _engines(name: str) -> tuple[Any, Any]:
+    """The two validators the loader uses, built here from the shipped files."""
+    resources = [(load_schema(n)["$id"], load_schema(n)) for n in schema_names()]
+    registry: Registry[Any] = Registry().with_resources(
+        (uri, Resource.from_contents(s, default_specification=DRAFT202012)) for uri, s in resources
+    )
+    python = Draft202012Validator(load_schema(name), registry=registry)
+    rust = jsonschema_rs.validator_for(
+        load_schema(name), registry=jsonschema_rs.Registry(resources), offline=True
+    )
+    return python, rust
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            out += _paths(value, (*prefix, index))
+    return out
+
+
+@given(st.sampled_from(VALID_DOCS), st.data(), JSON)
+def test_rust_and_python_validators_agree_on_mutated_documents(
+    case: tuple[str, Path], data: st.DataObject, replacement: Any
+) -> None:
+    """The loader's fast path (jsonschema-rs) and its explainer (jsonschema) agree."""
+    schema, relative = case
+    document = corpus_data(str(relative))
+    path = data.draw(st.sampled_from(_paths(document)[1:]))
+    target = document
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = replacement
+    python, rust = _engines(schema)
+    valid = python.is_valid(document)
+    assert rust.is_valid(document) is valid
+    assert valid or next(python.iter_errors(document), None) is not None
