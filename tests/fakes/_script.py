@@ -41,6 +41,8 @@ class Turn:
     - `cut_after`: close the connection after this many SSE events, mid-stream.
     - `stream_error`: with `cut_after`, send an in-stream error event of this type
       (e.g. "overloaded_error") instead of just closing.
+    - `clean_cut`: with `cut_after`, end the body properly (a server that just
+      stops sending) instead of dropping the connection.
     - `usage`: neutral keys `input_tokens`, `output_tokens`, `cache_read_tokens`,
       `cache_write_tokens`.
     - `delta_size`: characters per text/thinking delta; `deltas`: send the text as
@@ -57,6 +59,7 @@ class Turn:
     error_message: str | None = None
     cut_after: int | None = None
     stream_error: str | None = None
+    clean_cut: bool = False
     usage: dict[str, int] | None = None
     delta_size: int = 4
     deltas: int | None = None

@@ -211,13 +211,12 @@ class _Handler(BaseHTTPRequestHandler):
                 pending.clear()
             if turn.delta_delay and self.fake._stopping.wait(turn.delta_delay):
                 return
-        if turn.cut_after is not None:
-            if turn.stream_error:
-                pending += wire.stream_error(turn.stream_error, turn.error_message)
-            self._write_chunk(bytes(pending))
+        if turn.cut_after is not None and turn.stream_error:
+            pending += wire.stream_error(turn.stream_error, turn.error_message)
+        self._write_chunk(bytes(pending))
+        if turn.cut_after is not None and not turn.clean_cut:
             self._cut()
             return
-        self._write_chunk(bytes(pending))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

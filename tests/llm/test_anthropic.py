@@ -274,3 +274,15 @@ def test_redacted_thinking_round_trips() -> None:
     assert server.requests[0]["messages"][0]["content"] == [
         {"type": "redacted_thinking", "data": "opaque"}
     ]
+
+
+def test_stream_ending_cleanly_before_message_stop_is_stream_interrupted() -> None:
+    with FakeLLMServer([Turn(text="abcdefgh", cut_after=4, clean_cut=True)]) as server:
+        error = error_of(provider(server), request())
+    assert error.code == "stream_interrupted" and error.retryable
+
+
+def test_slow_server_is_timeout() -> None:
+    with FakeLLMServer([Turn(text="late", delay=30)]) as server:
+        error = error_of(provider(server, timeout=0.2), request())
+    assert error.code == "timeout" and error.retryable

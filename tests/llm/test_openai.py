@@ -214,3 +214,21 @@ def test_two_calls_have_separate_usage() -> None:
         first, second = events_of(provider(server), request(), request())
     assert first[-1].response.usage == Usage(1, 1)  # type: ignore[union-attr]
     assert second[-1].response.usage == Usage(2, 2)  # type: ignore[union-attr]
+
+
+def test_stream_ending_cleanly_before_finish_is_stream_interrupted() -> None:
+    with FakeLLMServer([Turn(text="abcdefgh", cut_after=2, clean_cut=True)]) as server:
+        error = error_of(provider(server), request())
+    assert error.code == "stream_interrupted" and error.retryable
+
+
+def test_slow_server_is_timeout() -> None:
+    with FakeLLMServer([Turn(text="late", delay=30)]) as server:
+        error = error_of(provider(server, timeout=0.2), request())
+    assert error.code == "timeout" and error.retryable
+
+
+def test_reasoning_effort_option_is_sent() -> None:
+    with FakeLLMServer() as server:
+        stream(provider(server, reasoning_effort="low"), request())
+        assert server.requests[0]["reasoning_effort"] == "low"
