@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import Any
 
@@ -48,7 +49,12 @@ def agent(json_stream: bool, **flags: Any) -> None:
         from flightdeck.agent import run_json_stream
 
         code = asyncio.run(run_json_stream(flags, sys.stdin.buffer, sys.stdout.buffer))
-        sys.exit(code)
+        # The stdin reader thread may still be blocked in read(); finalizing the
+        # interpreter around it can abort, so leave directly (all is flushed and
+        # every session step is already fsynced).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     from flightdeck.agent._terminal import run_terminal
 
     sys.exit(asyncio.run(run_terminal(flags)))
