@@ -48,43 +48,50 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 class SQLiteAuditSink:
-    """Thread-safe; each call opens a short-lived connection so the sink can
-    be shared across threads and processes (WAL lets readers run alongside)."""
+    """Thread-safe: each thread keeps its own connection (sqlite3 connections are
+    per-thread); WAL lets readers in other processes run alongside writers.
+    `synchronous=NORMAL` is the documented safe pairing with WAL: a power cut
+    may lose the last records, never corrupt the file."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._ready = False
+        self._local = threading.local()
 
     def _connect(self) -> sqlite3.Connection:
-        if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA synchronous=NORMAL")
         if not self._ready:
             with self._lock:
                 if not self._ready:
                     conn.execute("PRAGMA journal_mode=WAL")
                     _migrate(conn)
                     self._ready = True
+        self._local.conn = conn
         return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
     def migrations(self) -> list[str]:
         conn = self._connect()
-        try:
-            return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
-        finally:
-            conn.close()
+        return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
 
     def record(self, event: AuditRecord) -> None:
         payload = json.dumps(dict(event.fields), sort_keys=True, ensure_ascii=False)
-        conn = self._connect()
-        try:
-            conn.execute(
-                "INSERT INTO records (kind, run_id, timestamp, fields) VALUES (?, ?, ?, ?)",
-                (event.kind, event.run_id, event.timestamp, payload),
-            )
-        finally:
-            conn.close()
+        self._connect().execute(
+            "INSERT INTO records (kind, run_id, timestamp, fields) VALUES (?, ?, ?, ?)",
+            (event.kind, event.run_id, event.timestamp, payload),
+        )
 
     def records(self, run_id: str | None = None, kind: str | None = None) -> list[AuditRecord]:
         sql = "SELECT kind, run_id, timestamp, fields FROM records WHERE 1=1"
@@ -95,11 +102,7 @@ class SQLiteAuditSink:
         if kind is not None:
             sql += " AND kind = ?"
             args.append(kind)
-        conn = self._connect()
-        try:
-            rows = conn.execute(sql + " ORDER BY id", args).fetchall()
-        finally:
-            conn.close()
+        rows = self._connect().execute(sql + " ORDER BY id", args).fetchall()
         return [
             AuditRecord(kind=k, run_id=r, timestamp=t, fields=json.loads(f)) for k, r, t, f in rows
         ]
