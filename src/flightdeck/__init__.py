@@ -1,5 +1,86 @@
-"""flightdeck: a toolkit and runtime for agent manifests."""
+"""flightdeck: a toolkit and runtime for agent manifests.
+
+The names below are the everyday entry points; each capability package
+(`flightdeck.documents`, `.actions`, `.tools`, `.io`, `.drivers`,
+`.flightplan`, `.launch`, `.agent`, `.llm`, `.audit`) has the full surface.
+They are imported on first use, so `import flightdeck` stays cheap. The
+specs' canonical camelCase names (`defineAction`, `defineIO`,
+`defineDriver`, `defineTool`) are aliases of the snake_case ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from flightdeck._version import __version__
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from flightdeck.actions import ActionHandle, define_action, defineAction, load_action
+    from flightdeck.documents import (
+        Diagnostic,
+        Document,
+        DocumentKind,
+        LoadResult,
+        load_document,
+        parse_document,
+    )
+    from flightdeck.io import IOHandle, define_io, defineIO
+    from flightdeck.tools import ToolHandle, define_tool, defineTool, load_tool
+    from flightdeck.validation import validate_paths
+
+_LAZY: dict[str, str] = {
+    "ActionHandle": "flightdeck.actions",
+    "Diagnostic": "flightdeck.documents",
+    "Document": "flightdeck.documents",
+    "DocumentKind": "flightdeck.documents",
+    "IOHandle": "flightdeck.io",
+    "LoadResult": "flightdeck.documents",
+    "ToolHandle": "flightdeck.tools",
+    "defineAction": "flightdeck.actions",
+    "defineIO": "flightdeck.io",
+    "defineTool": "flightdeck.tools",
+    "define_action": "flightdeck.actions",
+    "define_io": "flightdeck.io",
+    "define_tool": "flightdeck.tools",
+    "load_action": "flightdeck.actions",
+    "load_document": "flightdeck.documents",
+    "load_tool": "flightdeck.tools",
+    "parse_document": "flightdeck.documents",
+    "validate_paths": "flightdeck.validation",
+}
+
+__all__ = [
+    "ActionHandle",
+    "Diagnostic",
+    "Document",
+    "DocumentKind",
+    "IOHandle",
+    "LoadResult",
+    "ToolHandle",
+    "__version__",
+    "defineAction",
+    "defineIO",
+    "defineTool",
+    "define_action",
+    "define_io",
+    "define_tool",
+    "load_action",
+    "load_document",
+    "load_tool",
+    "parse_document",
+    "validate_paths",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'flightdeck' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
