@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fakes._script import Turn, ensure_ids, next_id
+from tests.fakes._script import Turn, arguments_json, ensure_ids, next_id
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -82,7 +82,7 @@ def stream_events(turn: Turn, model: str) -> Iterator[bytes]:
         yield _block_start(
             index, {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
         )
-        raw = json.dumps(call.input)
+        raw = arguments_json(call)
         for i in range(0, len(raw), _JSON_CHUNK):
             part = raw[i : i + _JSON_CHUNK]
             yield _delta(index, {"type": "input_json_delta", "partial_json": part})

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from tests.fakes._script import Turn, ensure_ids, next_id
+from tests.fakes._script import Turn, arguments_json, ensure_ids, next_id
 
 _FINISH = {
     "end_turn": "stop",
@@ -79,7 +79,7 @@ def stream_events(turn: Turn, model: str) -> Iterator[bytes]:
             "function": {"name": call.name, "arguments": ""},
         }
         yield chunk({"tool_calls": [first]})
-        raw = json.dumps(call.input)
+        raw = arguments_json(call)
         for i in range(0, len(raw), _JSON_CHUNK):
             piece: dict[str, Any] = {
                 "index": index,
@@ -102,7 +102,7 @@ def message_body(turn: Turn, model: str) -> dict[str, Any]:
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.input)},
+                "function": {"name": c.name, "arguments": arguments_json(c)},
             }
             for c in calls
         ]

@@ -23,10 +23,12 @@ def next_id() -> int:
 
 @dataclass
 class ToolCall:
-    """One tool call the scripted model makes. `id` is generated when empty."""
+    """One tool call the scripted model makes. `id` is generated when empty.
+    A string `input` is sent verbatim as the arguments' JSON text (to script
+    malformed arguments)."""
 
     name: str
-    input: dict[str, Any] = field(default_factory=dict)
+    input: dict[str, Any] | str = field(default_factory=dict)
     id: str = ""
 
 
@@ -84,7 +86,7 @@ class Turn:
 
     def resolved_usage(self) -> dict[str, int]:
         produced = len(self.text) + len(self.thinking or "")
-        produced += sum(len(json.dumps(c.input)) for c in self.tool_calls)
+        produced += sum(len(arguments_json(c)) for c in self.tool_calls)
         usage = {
             "input_tokens": 10,
             "output_tokens": max(1, produced // 4),
@@ -111,6 +113,10 @@ def _split_even(text: str, count: int) -> list[str]:
         chunks.append(text[start:end])
         start = end
     return chunks
+
+
+def arguments_json(call: ToolCall) -> str:
+    return call.input if isinstance(call.input, str) else json.dumps(call.input)
 
 
 def ensure_ids(calls: list[ToolCall], prefix: str) -> list[ToolCall]:
