@@ -98,8 +98,7 @@ def resolve_for(
     try:
         found = context.resolver().resolve(ref, base_dir=base_dir)
     except ActionRefError as exc:
-        severity = Severity.ERROR
-        return None, [Diagnostic(exc.code, str(exc), severity, pointer=pointer)]
+        return None, [Diagnostic(exc.code, str(exc), Severity.ERROR, pointer=pointer)]
     except ActionDefinitionError as exc:  # an invalid inline action
         inline = pointer_join(pointer, "inline")
         return None, [
