@@ -151,3 +151,10 @@ def test_other_kinds_are_not_checked(standard: Path) -> None:
     result = load_document(standard / ".actions" / "storage-push" / "ACTION.md")
     assert result.document is not None
     assert check_document(result.document, CheckContext()) == []
+
+
+def test_driver_entries_may_name_their_tool_by_id(standard: Path, tmp_path: Path) -> None:
+    _tool(tmp_path / ".tools" / "push" / "TOOL.md", '"@nobody/none/push"')
+    path = _driver(tmp_path / ".drivers" / "git" / "DRIVER.md", "git.push")
+    got = _check(path, CheckContext(workspace=tmp_path))
+    assert [d.code for d in got] == ["action_ref_unresolvable"]

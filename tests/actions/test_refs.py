@@ -8,6 +8,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flightdeck.actions import (
     ENV_VAR,
@@ -318,3 +320,31 @@ def test_aip39_resolution_failures_must_surface_as_a_typed_error(tmp_path: Path)
         err = _err(ref, base_dir=tmp_path)
         assert isinstance(err, LookupError) and err.code == "action_ref_unresolvable"
         assert err.tried
+
+
+def test_the_lock_keeps_entries_written_by_another_process(standard: Path, tmp_path: Path) -> None:
+    first, second = Lock.for_workspace(tmp_path), Lock.for_workspace(tmp_path)
+    second.entries()  # loaded before the first one saves
+    resolve_action_ref(f"{STD}/storage-push", base_dir=tmp_path, libraries=[standard], lock=first)
+    resolve_action_ref(f"{STD}/storage-read", base_dir=tmp_path, libraries=[standard], lock=second)
+    keys = set(json.loads((tmp_path / "flightdeck.lock").read_text())["actions"])
+    assert keys == {f"{STD}/storage-push", f"{STD}/storage-read"}
+
+
+_seg = st.from_regex(r"[a-z0-9][a-z0-9_.-]{0,8}", fullmatch=True)
+
+
+@given(
+    _seg,
+    st.lists(_seg, min_size=1, max_size=3),
+    _seg,
+    st.sampled_from(["", "^1", "~2.1", ">=1.0.0 <3"]),
+)
+def test_registry_refs_parse_into_their_parts(
+    owner: str, ws: list[str], slug: str, pin: str
+) -> None:
+    raw = f"@{owner}/{'/'.join(ws)}/{slug}" + (f"@{pin}" if pin else "")
+    ref = parse_action_ref(raw)
+    assert (ref.owner, ref.workspace, ref.slug) == (owner, "/".join(ws), slug)
+    assert ref.version_range == (pin or None)
+    assert ref.address == f"@{owner}/{'/'.join(ws)}/{slug}"

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import stat
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flightdeck.audit import AuditRecord, MemoryAuditSink, SQLiteAuditSink, default_sink
 from flightdeck.io import (
@@ -415,3 +419,43 @@ def test_audit_records_are_plain_json(ws: Path) -> None:
     assert set(rec.to_dict()) == {"kind", "run_id", "timestamp", "fields"}
     assert datetime.fromisoformat(rec.timestamp.replace("Z", "+00:00")).tzinfo == UTC
     assert os.path.basename(rec.fields["path"]) == "in.txt"
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.binary(min_size=0, max_size=256), min_size=2, max_size=6))
+def test_parallel_runs_are_isolated_and_audited(tmp_path: Path, contents: list[bytes]) -> None:
+    """Property: N parallel runs of one unit, each staging its own input, sync exactly
+    their own bytes back, and the audit log holds each run's staged and synced sha256."""
+    ws = tmp_path / f"ws-{uuid.uuid4().hex}"
+    ws.mkdir()
+    for i, data in enumerate(contents):
+        (ws / f"in-r{i}.bin").write_bytes(data)
+    io = _io(
+        inputsFiles={"src": {"path": "in-<runId>.bin"}},
+        outputsFiles={"out": {"path": "out/<runId>.bin"}},
+    )
+    sink = MemoryAuditSink()
+
+    def body(value: dict[str, Any]) -> list[str]:
+        root = Path(value["_workflowFsRoot"])
+        (root / "out").write_bytes((root / "src").read_bytes())
+        return sorted(p.name for p in root.iterdir())
+
+    def one(i: int) -> Any:
+        return run_with_file_contract(
+            io, body, {}, workspace=ws, unit_id="u", run_id=f"r{i}", audit=sink
+        )
+
+    with ThreadPoolExecutor(max_workers=len(contents)) as pool:
+        results = list(pool.map(one, range(len(contents))))
+    for i, data in enumerate(contents):
+        assert results[i].output == ["out", "src"]
+        assert (ws / "out" / f"r{i}.bin").read_bytes() == data
+        digest = hashlib.sha256(data).hexdigest()
+        recs = sink.records(run_id=f"r{i}")
+        assert [(r.kind, r.fields["sha256"], r.fields["bytes"]) for r in recs] == [
+            ("io.stage", digest, len(data)),
+            ("io.sync", digest, len(data)),
+        ]

@@ -143,6 +143,7 @@ def _check_tool(doc: Document, context: CheckContext) -> list[Diagnostic]:
 
 
 def _find_tool(tool: str, driver_dir: Path, context: CheckContext) -> Path | None:
+    """A TOOL.md by path (driver folder, then workspace) or by id (workspace `.tools/`)."""
     bases = [driver_dir] + ([context.workspace] if context.workspace else [])
     for base in bases:
         candidate = base / tool
@@ -150,6 +151,13 @@ def _find_tool(tool: str, driver_dir: Path, context: CheckContext) -> Path | Non
             candidate = candidate / "TOOL.md"
         if candidate.is_file():
             return candidate
+    tools_dir = context.workspace / ".tools" if context.workspace else None
+    if "/" in tool or tools_dir is None or not tools_dir.is_dir():
+        return None
+    for path in sorted(tools_dir.rglob("TOOL.md")):
+        loaded = load_document(path, kind=DocumentKind.TOOL)
+        if loaded.document is not None and loaded.document.data.get("id") == tool:
+            return path
     return None
 
 

@@ -101,9 +101,12 @@ class Lock:
         with self._mutex:
             if not self._dirty or self._entries is None:
                 return False
+            # Keep entries another process wrote since we loaded (last writer must not drop them).
+            on_disk = Lock(self.path)._load()
+            merged = {**on_disk, **self._entries}
             body = {
                 "version": 1,
-                "actions": {k: v.to_dict() for k, v in sorted(self._entries.items())},
+                "actions": {k: v.to_dict() for k, v in sorted(merged.items())},
             }
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".flightdeck.lock.", dir=self.path.parent)
