@@ -100,3 +100,10 @@ def test_jsonl_missing_file_lists_nothing(tmp_path: Path) -> None:
 def test_record_from_dict_needs_kind_and_timestamp(bad: dict[str, str]) -> None:
     with pytest.raises(KeyError):
         AuditRecord.from_dict(bad)
+
+
+def test_public_surface_is_sorted_and_complete() -> None:
+    import flightdeck.audit as fa
+
+    assert fa.__all__ == sorted(fa.__all__, key=lambda s: (not s.isupper(), s))
+    assert all(hasattr(fa, n) for n in fa.__all__)

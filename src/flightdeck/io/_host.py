@@ -218,6 +218,20 @@ def _result(run: _Run, output: Any) -> RunResult:
     return RunResult(run.run_id, output, tuple(run.staged), tuple(run.synced), tuple(run.warnings))
 
 
+def _begin(run: _Run, value: Any) -> dict[str, Any]:
+    """Steps 1-4: start, scratch root, staging, injection and input validation."""
+    _start(run)
+    _stage(run)
+    return _prepare_input(run, value)
+
+
+def _end(run: _Run, output: Any) -> RunResult:
+    """Steps 5 (output check) and 6 (sync); step 7 is the caller's `finally`."""
+    _check_output(run, output)
+    _sync(run)
+    return _result(run, output)
+
+
 def _body_failed(run: _Run, exc: Exception) -> FileContractError:
     err = run.fail("io.body_failed", f"{type(exc).__name__}: {exc}")
     err.started = True
@@ -238,18 +252,14 @@ async def arun_with_file_contract(
     """Async variant of `run_with_file_contract`; the body may be sync or async."""
     run = _new_run(io, workspace, run_id, unit_id, audit, clock)
     try:
-        _start(run)
-        _stage(run)
-        value = _prepare_input(run, input)
+        value = _begin(run, input)
         try:
             output = body(value)
             if inspect.isawaitable(output):
                 output = await output
         except Exception as exc:
             raise _body_failed(run, exc) from exc
-        _check_output(run, output)
-        _sync(run)
-        return _result(run, output)
+        return _end(run, output)
     finally:
         _cleanup(run)
 
@@ -273,18 +283,14 @@ def run_with_file_contract(
     """
     run = _new_run(io, workspace, run_id, unit_id, audit, clock)
     try:
-        _start(run)
-        _stage(run)
-        value = _prepare_input(run, input)
+        value = _begin(run, input)
         try:
             output = body(value)
             if inspect.isawaitable(output):
                 output = asyncio.run(_await(output))
         except Exception as exc:
             raise _body_failed(run, exc) from exc
-        _check_output(run, output)
-        _sync(run)
-        return _result(run, output)
+        return _end(run, output)
     finally:
         _cleanup(run)
 
