@@ -15,6 +15,7 @@ from flightdeck.flightplan import (
     SkillStore,
     content_hash,
     freeze_plan,
+    verify_plan,
 )
 from flightdeck.flightplan._emit import emit_skill
 from tests.flightplan._plans import example_body, example_data
@@ -100,6 +101,8 @@ def test_seed003_freeze_resolves_image_and_seals_tool_step_trust(
     assert lock["stepTrust"] == {
         "archive": {"hosts": ["s3.amazonaws.com", "bucket.s3.amazonaws.com"]}
     }
+    verified = verify_plan(outcome.stored.path)
+    assert verified.lock.step_trust == {"archive": ("s3.amazonaws.com", "bucket.s3.amazonaws.com")}
 
 
 def test_pinned_image_is_kept_without_a_resolver(tmp_path: Path, keys: KeyPair) -> None:

@@ -132,6 +132,11 @@ def _description(value: str) -> Callable[[Data], None]:
     return mutate
 
 
+def _stale_step_trust(data: Data) -> None:
+    _tool_step(data, trustContract={"hosts": ["s3.amazonaws.com"]})
+    _a(data)["lock"] = {"stepTrust": {"post_process": {"hosts": ["evil.example"]}}}
+
+
 MUTATIONS: list[tuple[str, Callable[[Data], None], str]] = [
     ("duplicate-step-id", _dup_step, "flightplan.duplicate_step_id"),
     ("duplicate-input", _dup_input, "flightplan.duplicate_input"),
@@ -248,6 +253,7 @@ MUTATIONS: list[tuple[str, Callable[[Data], None], str]] = [
         lambda d: d.update(license="-----BEGIN PRIVATE KEY-----\nMC4CAQAw\n"),
         "flightplan.secret_value",
     ),
+    ("lock-step-trust-differs", _stale_step_trust, "flightplan.step_trust_mismatch"),
     (
         "jwt-in-verification-path",
         lambda d: _contract(d)["verification"].update(

@@ -19,7 +19,9 @@ from flightdeck.flightplan import (
     load_private_key,
     verify_plan,
 )
+from flightdeck.flightplan._emit import emit_skill
 from flightdeck.flightplan._signing import sign
+from tests.flightplan._plans import example_body, example_data
 
 NAME = "weekly-metrics-digest"
 
@@ -211,3 +213,22 @@ def test_keyring_rejects_bad_input(publisher: str, pem: bytes, code: str) -> Non
     with pytest.raises(FlightPlanError) as caught:
         Keyring().trust(publisher, pem)
     assert caught.value.code == code
+
+
+def test_edited_store_index_cannot_serve_another_version(
+    frozen: FreezeOutcome, tmp_path: Path, keys: KeyPair
+) -> None:
+    """meta.json is not signed; a relabelled old version is refused."""
+    data = example_data()
+    data["description"] = "Version two."
+    source = tmp_path / "v2.md"
+    source.write_text(emit_skill(data, example_body()))
+    freeze_plan(
+        source, signing_key=keys.private_path, publisher="github://acme/digests", version="2.0.0"
+    )
+    meta = frozen.stored.path / "meta.json"
+    meta.write_text(meta.read_text().replace('"1.0.0"', '"3.0.0"'))
+    with pytest.raises(FlightPlanError) as caught:
+        verify_plan(f"{NAME}@3.0.0")
+    assert caught.value.code == "verify.store_mismatch"
+    assert verify_plan(f"{NAME}@2.0.0").version == "2.0.0"

@@ -286,6 +286,29 @@ def _secret_material(plan: FlightPlan) -> Iterator[Diagnostic]:
             )
 
 
+def _sealed_trust(plan: FlightPlan) -> Iterator[Diagnostic]:
+    # A frozen plan's lock.stepTrust must be exactly what freeze seals from
+    # the tool steps' contracts: launch enforces the sealed copy.
+    if plan.lock is None:
+        return
+    declared = {
+        step.id: step.trust_contract.hosts
+        for step in plan.steps
+        if step.kind == "tool" and step.trust_contract is not None
+    }
+    base = f"{_A}/lock/stepTrust"
+    for step_id in sorted(set(declared) | set(plan.lock.step_trust)):
+        sealed = plan.lock.step_trust.get(step_id)
+        if sealed != declared.get(step_id):
+            yield _error(
+                "flightplan.step_trust_mismatch",
+                f"lock.stepTrust for '{step_id}' ({list(sealed or [])}) does not match the "
+                f"step's declared hosts ({list(declared.get(step_id, []))})",
+                pointer_join(base, step_id) if sealed is not None else base,
+                "re-freeze the plan to reseal the step trust",
+            )
+
+
 def _unsatisfied(plan: FlightPlan, installed: Collection[str]) -> Iterator[Diagnostic]:
     for item in plan.requires:
         if item.ref not in installed:
@@ -324,4 +347,5 @@ _CHECKS: tuple[Check, ...] = (
     _llm_keys,
     _tools,
     _secret_material,
+    _sealed_trust,
 )

@@ -61,17 +61,24 @@ class VerifiedPlan:
 
 def locate_plan(target: str | Path, store: SkillStore | None = None) -> Path:
     """The frozen SKILL.md for `NAME[@VERSION]`, a version directory or a file."""
+    return _locate(target, store)[0]
+
+
+def _locate(
+    target: str | Path, store: SkillStore | None
+) -> tuple[Path, tuple[str, str | None] | None]:
+    """The SKILL.md path, and (name, version) when it came from the store."""
     path = Path(target)
     if path.is_dir():
-        return path / SKILL_FILE
+        return path / SKILL_FILE, None
     if path.is_file():
-        return path
+        return path, None
     text = str(target)
     name, _, version = text.partition("@")
     if "/" in text or text.endswith(".md"):
         raise FlightPlanError("verify.not_found", f"no such file or directory: {text}")
     entry = (store or SkillStore()).find(name, version or None)
-    return entry.skill_path
+    return entry.skill_path, (name, version or None)
 
 
 def verify_plan(
@@ -79,14 +86,15 @@ def verify_plan(
 ) -> VerifiedPlan:
     """Verify `NAME[@VERSION]` from the store, or a frozen SKILL.md path whose
     `SKILL.md.sig` and `signer.pub.pem` sit beside it."""
-    skill = locate_plan(target, store)
+    skill, requested = _locate(target, store)
     folder = skill.parent
     result = load_document(skill, kind=DocumentKind.SKILL)
     document = result.document
     if document is None:
         detail = "; ".join(d.message for d in result.diagnostics)
         raise FlightPlanError("verify.unreadable", f"cannot parse {skill}: {detail}")
-    lock = Lock.read(document.data.get("aileron", {}).get("lock"))
+    aileron = document.data.get("aileron")
+    lock = Lock.read(aileron.get("lock")) if isinstance(aileron, dict) else None
     if lock is None or lock.content_hash is None:
         raise FlightPlanError(
             "verify.not_frozen", f"{skill} has no lock.contentHash", hint="freeze it first"
@@ -108,6 +116,8 @@ def verify_plan(
     signer = key_id(public)
     _check_publisher(lock.publisher, signer, keyring or Keyring())
     plan = read_plan(document.data, document.body)
+    if requested is not None:
+        _check_store_entry(requested, plan, lock, recomputed, folder)
     problems = [d for d in (*result.diagnostics, *lint_document(document)) if d.is_error]
     if problems:
         raise FlightPlanError(
@@ -195,6 +205,33 @@ def _check_lock_file(path: Path, document: Document) -> None:
             "verify.lock_tampered",
             f"{path} differs from the lock inside the frozen SKILL.md",
             where=str(path),
+        )
+
+
+def _check_store_entry(
+    requested: tuple[str, str | None], plan: FlightPlan, lock: Lock, digest: str, folder: Path
+) -> None:
+    # The store index (directory names, meta.json) is not signed: make sure
+    # the signed content is what was asked for, so an edited index cannot
+    # serve another (older, validly signed) version under a requested label.
+    name, version = requested
+    hex_digest = digest.removeprefix("sha256:")
+    wrong = []
+    if plan.name != name:
+        wrong.append(f"name {plan.name!r} is not {name!r}")
+    if folder.name != hex_digest[:16]:
+        wrong.append(f"directory {folder.name} is not {hex_digest[:16]}")
+    if (
+        version
+        and lock.version != version
+        and not hex_digest.startswith(version.removeprefix("sha256:"))
+    ):
+        wrong.append(f"signed version {lock.version!r} is not {version!r}")
+    if wrong:
+        raise FlightPlanError(
+            "verify.store_mismatch",
+            "the store entry does not hold what was asked for: " + "; ".join(wrong),
+            where=str(folder),
         )
 
 
