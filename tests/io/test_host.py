@@ -459,3 +459,17 @@ def test_parallel_runs_are_isolated_and_audited(tmp_path: Path, contents: list[b
             ("io.stage", digest, len(data)),
             ("io.sync", digest, len(data)),
         ]
+
+
+def test_sync_host_refuses_an_async_body_inside_a_running_loop(ws: Path) -> None:
+    async def body(value: dict[str, Any]) -> int:
+        return 1
+
+    async def caller() -> None:
+        with pytest.raises(FileContractError) as info:
+            run_with_file_contract(
+                define_io({}), body, {}, workspace=ws, unit_id="u", audit=MemoryAuditSink()
+            )
+        assert info.value.code == "io.event_loop_running"
+
+    asyncio.run(caller())

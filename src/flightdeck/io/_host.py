@@ -287,7 +287,9 @@ def run_with_file_contract(
         try:
             output = body(value)
             if inspect.isawaitable(output):
-                output = asyncio.run(_await(output))
+                output = _drive(run, output)
+        except FileContractError:
+            raise
         except Exception as exc:
             raise _body_failed(run, exc) from exc
         return _end(run, output)
@@ -297,3 +299,18 @@ def run_with_file_contract(
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+def _drive(run: _Run, awaitable: Awaitable[Any]) -> Any:
+    """Run an async body's awaitable to completion from synchronous code."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(awaitable))
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()  # never awaited: close it so Python does not warn
+    raise run.fail(
+        "io.event_loop_running",
+        "an async body cannot be driven from inside a running event loop: "
+        "await arun_with_file_contract(...) instead",
+    )
