@@ -108,3 +108,15 @@ def test_freeze_without_key_and_with_lint_errors_fail_cleanly(tmp_path: Path) ->
     done = run("freeze", bad, "--signing-key", tmp_path / "flightdeck.key")
     assert done.returncode == 1
     assert "freeze.invalid_plan" in done.stderr and "flightplan.unknown_tool" in done.stderr
+
+
+def test_lint_reports_schema_and_lint_errors_together_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "SKILL.md"
+    text = example_path().read_text()
+    text = text.replace("effect: read", "effect: reed").replace("inputs.as_of", "inputs.as_at")
+    bad.write_text(text)
+    done = run("lint", "--format", "json", bad)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    codes = {d["code"] for d in json.loads(done.stdout)["files"][0]["diagnostics"]}
+    assert "flightplan.unknown_input" in codes
+    assert any(code.startswith("schema.") for code in codes)
