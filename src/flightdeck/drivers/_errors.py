@@ -1,0 +1,127 @@
+"""The driver error tree.
+
+    DriverError                      a driver problem, with a stable `code`
+    ├── DriverRegistrationError      the driver was refused at registration
+    │   │                            (`diagnostics` holds every problem found)
+    │   └── DriverNotRunnable        this host cannot run it (npm/cargo/go, kind: http, ...)
+    └── DriverCallError              one call failed: input_invalid, template_error,
+                                     driver_call_failed, extract_no_match, output_invalid,
+                                     dropped_input_used, tool_not_implemented, no_driver
+
+Messages never carry secret values: templates name the path that failed, not
+what it held, and exceptions raised by the package are scrubbed of every known
+secret before they are wrapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from flightdeck.documents import Diagnostic
+
+FUNCTION_REF_UNRESOLVABLE = "function_ref_unresolvable"
+VERSION_MISMATCH = "version_mismatch"
+TEMPLATE_ERROR = "template_error"
+EXTRACT_NO_MATCH = "extract_no_match"
+INPUT_INVALID = "input_invalid"
+OUTPUT_INVALID = "output_invalid"
+DRIVER_CALL_FAILED = "driver_call_failed"
+NOT_RUNNABLE = "driver_not_runnable"
+
+
+class DriverError(Exception):
+    """A driver problem: `code`, `message`, and where (`pointer`, `file:line:col`, `hint`)."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        pointer: str = "",
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        hint: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.pointer = pointer
+        self.file = file
+        self.line = line
+        self.column = column
+        self.hint = hint
+        self.details = dict(details or {})
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def to_diagnostic(self) -> Diagnostic:
+        return Diagnostic(
+            self.code,
+            self.message,
+            pointer=self.pointer,
+            file=self.file,
+            line=self.line,
+            column=self.column,
+            hint=self.hint,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        for key in ("pointer", "file", "line", "column", "hint"):
+            value = getattr(self, key)
+            if value not in (None, ""):
+                out[key] = value
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+class DriverCallError(DriverError):
+    """One tool call failed; the driver stays registered."""
+
+
+class DriverRegistrationError(DriverError):
+    """The driver was refused. `diagnostics` lists every problem, located when known."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic], *, driver_id: str | None = None) -> None:
+        diags = tuple(diagnostics)
+        errors = [d for d in diags if d.is_error] or list(diags)
+        head = errors[0] if errors else Diagnostic("driver_invalid", "driver refused")
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(
+            head.code,
+            head.message + more,
+            pointer=head.pointer,
+            file=head.file,
+            line=head.line,
+            column=head.column,
+            hint=head.hint,
+        )
+        self.diagnostics = diags
+        self.driver_id = driver_id
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["driver"] = self.driver_id
+        out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
+        return out
+
+
+class DriverNotRunnable(DriverRegistrationError):
+    """A well-formed driver this Python host cannot run (`reason` says why)."""
+
+    @property
+    def reason(self) -> str:
+        return self.message
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret value found in `text` with `***`."""
+    for value in sorted({s for s in secrets if s}, key=len, reverse=True):
+        if len(value) >= 4:  # never blank out single characters of ordinary text
+            text = text.replace(value, "***")
+    return text

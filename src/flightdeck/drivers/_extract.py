@@ -1,0 +1,88 @@
+"""`result_extract`: RFC 9535 JSONPath over the function's return value.
+
+AIP-31's "JSONPath-lite" forms (`$`, `$.a.b`, `$.a[0].b`, `$[*]`, simple
+filters) are a subset. A singular query (no wildcard, slice, filter or
+descendant) yields its one value; any other query yields the list of matches.
+A query that matches nothing is `extract_no_match`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import jsonpath_rfc9535
+
+from flightdeck.documents import Diagnostic
+from flightdeck.drivers._errors import EXTRACT_NO_MATCH, DriverCallError
+
+EXTRACT_INVALID = "extract_invalid"
+_VIEW_CHARS = 160
+# AIP-31 writes filters as `[?(@.kind=='X')]`; RFC 9535 drops the parentheses.
+_LEGACY_FILTER = re.compile(r"\[\?\((.*?)\)\]")
+
+
+class Extractor:
+    """A compiled `result_extract`."""
+
+    __slots__ = ("_query", "_singular", "path", "pointer")
+
+    def __init__(self, path: str, pointer: str, query: Any) -> None:
+        self.path = path
+        self.pointer = pointer
+        self._query = query
+        self._singular = query is None or bool(query.singular_query())
+
+    @property
+    def singular(self) -> bool:
+        return self._singular
+
+    @property
+    def identity(self) -> bool:
+        return self._query is None
+
+    def matches(self, value: Any) -> list[Any]:
+        if self._query is None:
+            return [value]
+        return [node.value for node in self._query.find(value)]
+
+    def apply(self, value: Any) -> Any:
+        if self._query is None:
+            return value
+        found = self.matches(value)
+        if not found:
+            raise DriverCallError(
+                EXTRACT_NO_MATCH,
+                f"result_extract {self.path!r} matched nothing in {short_view(value)}",
+                pointer=self.pointer,
+            )
+        return found[0] if self._singular else found
+
+
+def short_view(value: Any) -> str:
+    """A one-line, truncated JSON view of a value for error messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _VIEW_CHARS else text[: _VIEW_CHARS - 1] + "…"
+
+
+def compile_extract(path: str | None, pointer: str, diags: list[Diagnostic]) -> Extractor:
+    """Compile a path once (at registration); a bad path becomes a diagnostic."""
+    if path is None or path.strip() == "$":
+        return Extractor("$", pointer, None)
+    normalized = _LEGACY_FILTER.sub(lambda m: f"[?{m.group(1)}]", path)
+    try:
+        query = jsonpath_rfc9535.compile(normalized)
+    except jsonpath_rfc9535.JSONPathError as exc:
+        diags.append(
+            Diagnostic(
+                EXTRACT_INVALID,
+                f"result_extract {path!r} is not valid JSONPath: {exc}",
+                pointer=pointer,
+            )
+        )
+        return Extractor("$", pointer, None)
+    return Extractor(path, pointer, query)

@@ -1,0 +1,37 @@
+"""Return values as plain JSON data (what extraction and output schemas see).
+
+SDKs return their own types: pydantic models (`model_dump`), dataclasses,
+tuples. They are converted once, after the call; plain dicts, lists and
+scalars pass through untouched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class NotPlain(TypeError):
+    """A value with no JSON form; `type_name` says what it was."""
+
+    def __init__(self, type_name: str) -> None:
+        super().__init__(f"a {type_name} has no JSON form")
+        self.type_name = type_name
+
+
+def to_plain(value: Any) -> Any:
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return to_plain(dump(mode="json"))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_plain(dataclasses.asdict(value))
+    raise NotPlain(type(value).__name__)

@@ -1,0 +1,296 @@
+"""Registration: `define_driver` / `defineDriver` and `load_driver`.
+
+Order (each step reports every problem it finds, then refuses):
+1. schema (driver + SDK specialisation), 2. runnable by this host,
+3. manifest checks (install vs package_manager, ranges, templates, extract paths),
+4. TOOLs bound (version range, drop_inputs, narrowing against their actions),
+5. installed version, 6. import (timed, watched for undeclared I/O),
+7. every function_ref resolved (constructor pattern: one client per driver and identity).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flightdeck.documents import (
+    Diagnostic,
+    DocumentKind,
+    SourceMap,
+    load_document,
+    locate,
+    pointer_join,
+    validate_data,
+)
+from flightdeck.drivers._errors import (
+    FUNCTION_REF_UNRESOLVABLE,
+    DriverNotRunnable,
+    DriverRegistrationError,
+)
+from flightdeck.drivers._manifest import CLIENT_OPTIONS_POINTER, CompiledManifest, compile_manifest
+from flightdeck.drivers._package import (
+    ImportReport,
+    import_package,
+    runnable_problem,
+    version_problems,
+)
+from flightdeck.drivers._refs import RefError, ResolvedRef, call_style, resolve_ref
+from flightdeck.drivers._sandbox import undeclared
+from flightdeck.drivers._sdk import SdkBinding, SdkDriver
+from flightdeck.drivers._seam import ToolBinding
+from flightdeck.drivers._tools import binding_problems, load_bound_tool
+from flightdeck.tools import ToolHandle
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def _snake_keys(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {_CAMEL.sub(r"_\1", k).lower(): v for k, v in fields.items()}
+
+
+class _Refusal:
+    """Collects diagnostics; `check` raises with all of them located."""
+
+    def __init__(self, file: str | None, positions: SourceMap | None, driver_id: str | None):
+        self.file, self.positions, self.driver_id = file, positions, driver_id
+
+    def located(self, diags: list[Diagnostic]) -> list[Diagnostic]:
+        return list(locate(diags, self.file, self.positions))
+
+    def check(self, diags: list[Diagnostic]) -> None:
+        if any(d.is_error for d in diags):
+            raise DriverRegistrationError(self.located(diags), driver_id=self.driver_id)
+
+
+def _client_factory(compiled: CompiledManifest, secrets: Mapping[str, str]) -> Any:
+    cache: dict[tuple[str, str], Any] = {}
+
+    def make(cls: type, identity: str = "default") -> Any:
+        key = (f"{cls.__module__}.{cls.__qualname__}", identity)
+        if key not in cache:
+            options: Any = {}
+            if compiled.client_options is not None:
+                scope = {"input": {}, "secrets": secrets, "context": {"identity": identity}}
+                options = compiled.client_options.render(scope)
+            cache[key] = cls(**options)
+        return cache[key]
+
+    return make
+
+
+def _bind_tools(
+    compiled: CompiledManifest,
+    data: Mapping[str, Any],
+    driver_dir: Path | None,
+    workspace: Path | None,
+) -> tuple[dict[int, ToolHandle], list[Diagnostic]]:
+    tools: dict[int, ToolHandle] = {}
+    diags: list[Diagnostic] = []
+    entries = data.get("implements") or []
+    for spec in compiled.entries:
+        tool, problems = load_bound_tool(spec, driver_dir, workspace)
+        diags += problems
+        if tool is not None:
+            diags += binding_problems(spec, tool, entries[spec.index])
+            tools[spec.index] = tool
+    return tools, diags
+
+
+def _import(data: Mapping[str, Any], bases: list[Path], refusal: _Refusal) -> ImportReport:
+    try:
+        report = import_package(data, bases)
+    except Exception as exc:  # ImportError or whatever the package raised while importing
+        refusal.check(
+            [
+                Diagnostic(
+                    "package_import_failed",
+                    f"importing {data.get('package')!r} failed: {type(exc).__name__}: {exc}",
+                    pointer="/package",
+                )
+            ]
+        )
+        raise  # unreachable: check raised
+    egress = (data.get("network") or {}).get("egress") or []
+    refusal.check(
+        [
+            Diagnostic(
+                "import_side_effect",
+                f"importing {data.get('package')!r} did something undeclared: {item.kind}: "
+                f"{item.detail}",
+                pointer="/network" if item.kind in ("network", "dns") else "/package",
+                hint="declare network.egress for connections; an SDK import must not spawn "
+                "processes or write files",
+            )
+            for item in undeclared(report.observed, list(egress))
+        ]
+    )
+    return report
+
+
+def _resolve_refs(
+    compiled: CompiledManifest, report: ImportReport, make: Any
+) -> tuple[dict[int, ResolvedRef], list[Diagnostic]]:
+    refs: dict[int, ResolvedRef] = {}
+    diags: list[Diagnostic] = []
+    for spec in compiled.entries:
+        where = pointer_join(spec.pointer, "metadata", "sdk", "function_ref")
+        try:
+            refs[spec.index] = resolve_ref(report.module, spec.function_ref, make)
+        except RefError as exc:
+            diags.append(
+                Diagnostic(
+                    FUNCTION_REF_UNRESOLVABLE,
+                    f"function_ref {spec.function_ref!r} does not resolve in "
+                    f"{report.module_name}: `{exc.part}` {exc.reason}",
+                    pointer=CLIENT_OPTIONS_POINTER if "constructor" in exc.reason else where,
+                    hint=None if "constructor" not in exc.reason else f"at {where}",
+                )
+            )
+    return refs, diags
+
+
+def _register(
+    data: Mapping[str, Any],
+    *,
+    path: Path | None,
+    positions: SourceMap | None,
+    workspace: Path | None,
+    environ: Mapping[str, str] | None,
+    secrets: Mapping[str, str] | None,
+    schema_checked: bool = False,
+) -> SdkDriver:
+    driver_id = data.get("id") if isinstance(data.get("id"), str) else None
+    refusal = _Refusal(str(path) if path else None, positions, driver_id)
+    if not schema_checked:
+        refusal.check(validate_data(DocumentKind.DRIVER, dict(data)))
+    problem = runnable_problem(data)
+    if problem is not None:
+        raise DriverNotRunnable(refusal.located([problem]), driver_id=driver_id)
+    compiled, diags = compile_manifest(data)
+    driver_dir = path.parent if path is not None else None
+    tools, tool_diags = _bind_tools(compiled, data, driver_dir, workspace)
+    refusal.check(diags + tool_diags)
+    refusal.check(version_problems(data))
+    env = os.environ if environ is None else environ
+    held = {n: env[n] for n in compiled.secret_names if n in env}
+    held.update(secrets or {})
+    bases = [b for b in (driver_dir, workspace, Path.cwd()) if b is not None]
+    report = _import(data, bases, refusal)
+    make = _client_factory(compiled, held)
+    refs, ref_diags = _resolve_refs(compiled, report, make)
+    refusal.check(ref_diags)
+    bindings: dict[str, SdkBinding] = {}
+    for spec in compiled.entries:
+        tool, ref = tools[spec.index], refs[spec.index]
+        function = ref.function
+        is_gen = inspect.isasyncgenfunction(function)
+        bindings[tool.id] = SdkBinding(
+            binding=ToolBinding(
+                tool.id,
+                tool.io,
+                frozenset(spec.drop_inputs),
+                spec.streaming or is_gen,
+                tool,
+                spec.cost_units,
+            ),
+            ref=ref,
+            args=spec.args,
+            style=call_style(function),
+            extract=spec.extract,
+            is_async=inspect.iscoroutinefunction(function),
+            is_asyncgen=is_gen,
+            pointer=spec.pointer,
+        )
+    return SdkDriver(
+        id=str(data["id"]),
+        name=str(data["name"]),
+        version=str(data["version"]),
+        data=dict(data),
+        bindings=bindings,
+        import_report=report,
+        path=path,
+        policy_tags=tuple(data.get("policy_tags") or ()),
+        region=tuple(data.get("region") or ("global",)),
+        egress=tuple((data.get("network") or {}).get("egress") or ()),
+        _secrets=held,
+        _make_client=make,
+    )
+
+
+_MARKERS = ("flightdeck.toml", "flightdeck.lock", "WORKSPACE.md")
+
+
+def infer_workspace(driver_file: Path) -> Path | None:
+    """`<ws>/.drivers/<id>/DRIVER.md` -> `<ws>`; else the nearest folder with a workspace marker."""
+    folder = driver_file.parent
+    if folder.parent.name == ".drivers":
+        return folder.parent.parent
+    for candidate in folder.parents:
+        if any((candidate / m).exists() for m in _MARKERS):
+            return candidate
+    return None
+
+
+def define_driver(
+    definition: Mapping[str, Any] | None = None,
+    /,
+    *,
+    base_dir: str | Path | None = None,
+    workspace: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str] | None = None,
+    **fields: Any,
+) -> SdkDriver:
+    """Register a driver from a definition (manifest field names; camelCase accepted)
+    or keywords: `define_driver(kind="sdk", id=..., package=..., implements=[...])`.
+
+    `base_dir` plays the driver folder (TOOL paths, local packages). Secrets are the
+    `auth.state.env` variables read from `environ` (default `os.environ`), overridden
+    by `secrets`. Raises `DriverRegistrationError` / `DriverNotRunnable`.
+    """
+    data = _snake_keys({**(definition or {}), **fields})
+    folder = Path(base_dir) if base_dir is not None else None
+    return _register(
+        data,
+        path=folder / "DRIVER.md" if folder is not None else None,
+        positions=None,
+        workspace=Path(workspace) if workspace is not None else None,
+        environ=environ,
+        secrets=secrets,
+    )
+
+
+defineDriver = define_driver
+
+
+def load_driver(
+    path: str | Path,
+    *,
+    workspace: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str] | None = None,
+) -> SdkDriver:
+    """Load and register a DRIVER.md (or its folder). Diagnostics are located at file:line:col."""
+    file = Path(path)
+    if file.is_dir():
+        file = file / "DRIVER.md"
+    loaded = load_document(file, kind=DocumentKind.DRIVER)
+    errors = [d for d in loaded.diagnostics if d.is_error]
+    if loaded.document is None or errors:
+        data = loaded.document.data if loaded.document is not None else {}
+        raise DriverRegistrationError(errors or list(loaded.diagnostics), driver_id=data.get("id"))
+    doc = loaded.document
+    file = file.resolve()
+    return _register(
+        doc.data,
+        path=file,
+        positions=doc.source_map,
+        workspace=Path(workspace).resolve() if workspace is not None else infer_workspace(file),
+        environ=environ,
+        secrets=secrets,
+        schema_checked=True,
+    )

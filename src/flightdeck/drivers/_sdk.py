@@ -1,0 +1,267 @@
+"""`SdkDriver`: a registered in-process driver, one `SdkBinding` per implemented tool.
+
+Per call: render `args_template` (or pass the input as the function's only
+argument / as keywords), call the function (sync functions off the event loop,
+async ones awaited, async generators iterated), convert the return value to
+plain JSON data and apply `result_extract`. Package exceptions become
+`driver_call_failed` with the exception type and a message scrubbed of every
+secret the driver holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flightdeck.drivers._errors import (
+    DRIVER_CALL_FAILED,
+    EXTRACT_NO_MATCH,
+    OUTPUT_INVALID,
+    DriverCallError,
+    DriverError,
+    scrub,
+)
+from flightdeck.drivers._extract import Extractor
+from flightdeck.drivers._package import ImportReport
+from flightdeck.drivers._plain import NotPlain, to_plain
+from flightdeck.drivers._refs import ResolvedRef
+from flightdeck.drivers._seam import ToolBinding
+from flightdeck.drivers._template import ArgsTemplate
+
+
+@dataclass(frozen=True)
+class SdkBinding:
+    binding: ToolBinding
+    ref: ResolvedRef
+    args: ArgsTemplate | None
+    style: str  # positional | keywords (used when args is None)
+    extract: Extractor
+    is_async: bool
+    is_asyncgen: bool
+    pointer: str
+
+    def arguments(self, scope: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        if self.args is not None:
+            return self.args.render(scope)
+        value = scope["input"]
+        if self.style == "keywords" and isinstance(value, Mapping):
+            return [], dict(value)
+        return [value], {}
+
+
+@dataclass
+class SdkDriver:
+    """A registered `kind: sdk` driver (see `load_driver` / `define_driver`)."""
+
+    id: str
+    name: str
+    version: str
+    data: Mapping[str, Any]
+    bindings: Mapping[str, SdkBinding]
+    import_report: ImportReport | None = None
+    path: Path | None = None
+    policy_tags: tuple[str, ...] = ()
+    region: tuple[str, ...] = ("global",)
+    egress: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    _secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
+    _make_client: Callable[[type, str], Any] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    kind: str = "sdk"
+
+    @property
+    def key(self) -> str:
+        """`id@major`: the stable identity caches and audit records key on."""
+        return f"{self.id}@{self.version.split('.')[0]}"
+
+    @property
+    def tool_ids(self) -> tuple[str, ...]:
+        return tuple(self.bindings)
+
+    def binding(self, tool_id: str) -> ToolBinding | None:
+        found = self.bindings.get(tool_id)
+        return found.binding if found is not None else None
+
+    def redact(self, text: str) -> str:
+        return scrub(text, self._secrets.values())
+
+    # ---- calling ------------------------------------------------------------
+
+    def _function(self, sdk: SdkBinding, context: Mapping[str, Any]) -> Callable[..., Any]:
+        identity = context.get("identity")
+        if sdk.ref.constructor is None or identity in (None, "default"):
+            return sdk.ref.function
+        assert self._make_client is not None
+        with self._lock:
+            client = self._make_client(sdk.ref.constructor, str(identity))
+        return sdk.ref.on_client(client)
+
+    def _scope(self, input: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+        return {"input": input, "secrets": self._secrets, "context": context}
+
+    def _failed(self, exc: BaseException, sdk: SdkBinding) -> DriverCallError:
+        kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+        return DriverCallError(
+            DRIVER_CALL_FAILED,
+            f"{sdk.ref.ref} raised {kind}: {self.redact(str(exc))}",
+            pointer=sdk.pointer,
+            details={"exception_type": kind},
+        )
+
+    def _finish(self, value: Any, sdk: SdkBinding) -> Any:
+        try:
+            plain = to_plain(value)
+        except NotPlain as exc:
+            raise DriverCallError(
+                OUTPUT_INVALID,
+                f"{sdk.ref.ref} returned {exc}; the output must be JSON data",
+                pointer=sdk.pointer,
+            ) from None
+        try:
+            return sdk.extract.apply(plain)
+        except DriverError as exc:
+            exc.message = self.redact(exc.message)
+            raise
+
+    def _redacted(self, exc: DriverError) -> DriverError:
+        exc.message = self.redact(exc.message)
+        return exc
+
+    async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
+        """Template, call, extract (the host validated the input; see `call_tool`)."""
+        sdk = self.bindings[tool_id]
+        if sdk.binding.streaming:
+            chunks = [c async for c in self.invoke_stream(tool_id, input, context)]
+            return "".join(chunks) if all(isinstance(c, str) for c in chunks) else chunks
+        try:
+            args, kwargs = sdk.arguments(self._scope(input, context))
+        except DriverError as exc:
+            raise self._redacted(exc) from None
+        function = self._function(sdk, context)
+        try:
+            if sdk.is_async:
+                result = await function(*args, **kwargs)
+            else:
+                result = await asyncio.to_thread(function, *args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+        except Exception as exc:
+            raise self._failed(exc, sdk) from None
+        return self._finish(result, sdk)
+
+    def invoke_sync(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
+        """The same pipeline for a synchronous caller outside an event loop; the function
+        runs in the calling thread (async functions are refused: use `invoke`)."""
+        sdk = self.bindings[tool_id]
+        if sdk.is_async or sdk.binding.streaming:
+            return asyncio.run(self.invoke(tool_id, input, context))
+        try:
+            args, kwargs = sdk.arguments(self._scope(input, context))
+        except DriverError as exc:
+            raise self._redacted(exc) from None
+        try:
+            result = self._function(sdk, context)(*args, **kwargs)
+        except Exception as exc:
+            raise self._failed(exc, sdk) from None
+        return self._finish(result, sdk)
+
+    async def invoke_stream(
+        self, tool_id: str, input: Any, context: Mapping[str, Any]
+    ) -> AsyncIterator[Any]:
+        """Yield `result_extract` of each chunk. Chunks the path does not match are
+        skipped (stream deltas often omit fields); a stream where no chunk matched is
+        `extract_no_match`. The package's generator is closed however this ends."""
+        sdk = self.bindings[tool_id]
+        try:
+            args, kwargs = sdk.arguments(self._scope(input, context))
+        except DriverError as exc:
+            raise self._redacted(exc) from None
+        function = self._function(sdk, context)
+        try:
+            produced = function(*args, **kwargs)
+            if inspect.isawaitable(produced):
+                produced = await produced
+        except Exception as exc:
+            raise self._failed(exc, sdk) from None
+        if not hasattr(produced, "__aiter__"):
+            yield self._finish(produced, sdk)
+            return
+        matched = 0
+        iterator = produced.__aiter__()
+        try:
+            while True:
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:
+                    raise self._failed(exc, sdk) from None
+                try:
+                    plain = to_plain(chunk)
+                except NotPlain as exc:
+                    raise DriverCallError(
+                        OUTPUT_INVALID,
+                        f"chunk {exc}; chunks must be JSON data",
+                        pointer=sdk.pointer,
+                    ) from None
+                found = sdk.extract.matches(plain)
+                if not found:
+                    continue
+                matched += 1
+                yield found[0] if sdk.extract.singular else found
+        finally:
+            await _close(produced)
+        if matched == 0 and not sdk.extract.identity:
+            raise DriverCallError(
+                EXTRACT_NO_MATCH,
+                f"result_extract {sdk.extract.path!r} matched no chunk of the stream",
+                pointer=sdk.extract.pointer,
+            )
+
+    def describe(self) -> dict[str, Any]:
+        """Plain data for `flightdeck drivers show` and `--verbose`."""
+        report = self.import_report
+        return {
+            "id": self.id,
+            "key": self.key,
+            "name": self.name,
+            "kind": self.kind,
+            "package": self.data.get("package"),
+            "package_manager": self.data.get("package_manager"),
+            "path": str(self.path) if self.path else None,
+            "policy_tags": list(self.policy_tags),
+            "region": list(self.region),
+            "egress": list(self.egress),
+            "import": None
+            if report is None
+            else {
+                "module": report.module_name,
+                "seconds": round(report.seconds, 6),
+                "cached": report.cached,
+            },
+            "tools": {
+                tid: {
+                    "function_ref": b.ref.ref,
+                    "streaming": b.binding.streaming,
+                    "dropped_inputs": sorted(b.binding.dropped_inputs),
+                    "result_extract": b.extract.path,
+                }
+                for tid, b in self.bindings.items()
+            },
+            "notes": list(self.notes),
+        }
+
+
+async def _close(produced: Any) -> None:
+    closer = getattr(produced, "aclose", None) or getattr(produced, "close", None)
+    if closer is None:
+        return
+    result = closer()
+    if inspect.isawaitable(result):
+        await result

@@ -1,0 +1,248 @@
+"""The driver seam: what a host needs to call a tool through any driver.
+
+    result = await call_tool("chat.completion", {"messages": [...]}, driver=drv,
+                             context={"workspace": "/ws"})
+    async for chunk in stream_tool("chat.stream", {...}, driver=drv): ...
+
+A `Driver` is as narrow as a transport: it names the tools it binds (each a
+`ToolBinding`: the contract's IO, dropped inputs, whether it streams) and
+invokes one with already-validated input. `call_tool` / `stream_tool` own the
+contract: validate the input against the TOOL's inputs (refusing dropped
+inputs), invoke, validate the output, and audit the call (never its values).
+`FunctionDriver` is the handler-backed driver for tests and host built-ins.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from flightdeck.audit import AuditRecord, AuditSink
+from flightdeck.drivers._errors import (
+    INPUT_INVALID,
+    OUTPUT_INVALID,
+    DriverCallError,
+    DriverError,
+)
+from flightdeck.io import Err, IOHandle
+from flightdeck.tools import ToolHandle
+
+DROPPED_INPUT_USED = "dropped_input_used"
+TOOL_NOT_IMPLEMENTED = "tool_not_implemented"
+
+
+@dataclass(frozen=True)
+class ToolBinding:
+    """One tool as a driver binds it."""
+
+    tool_id: str
+    io: IOHandle
+    dropped_inputs: frozenset[str] = frozenset()
+    streaming: bool = False
+    tool: ToolHandle | None = None
+    cost_units: float | None = None
+
+
+@runtime_checkable
+class Driver(Protocol):
+    """The narrow seam every driver implements."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    def binding(self, tool_id: str) -> ToolBinding | None: ...
+
+    async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any: ...
+
+    def invoke_stream(
+        self, tool_id: str, input: Any, context: Mapping[str, Any]
+    ) -> AsyncIterator[Any]: ...
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The outcome of one call: plain JSON data, serializable as is."""
+
+    tool: str
+    driver: str
+    output: Any
+    duration_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "driver": self.driver,
+            "output": self.output,
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+
+def _binding(driver: Driver, tool_id: str) -> ToolBinding:
+    found = driver.binding(tool_id)
+    if found is None:
+        raise DriverCallError(
+            TOOL_NOT_IMPLEMENTED, f"driver {driver.id} does not implement tool {tool_id!r}"
+        )
+    return found
+
+
+def check_input(binding: ToolBinding, value: Any) -> None:
+    """The TOOL's inputs schema, then AIP-30's rule: a dropped input is refused, not ignored."""
+    checked = binding.io.validate_input(value)
+    if isinstance(checked, Err):
+        pointer = checked.error.split(":", 1)[0] if checked.error.startswith("/") else ""
+        raise DriverCallError(
+            INPUT_INVALID, f"input of {binding.tool_id}: {checked.error}", pointer=pointer
+        )
+    if binding.dropped_inputs and isinstance(value, Mapping):
+        used = sorted(binding.dropped_inputs.intersection(value))
+        if used:
+            raise DriverCallError(
+                DROPPED_INPUT_USED,
+                f"this driver drops input(s) {', '.join(used)} of {binding.tool_id}",
+                pointer="/" + used[0],
+                hint="remove them or pick a driver that supports them",
+            )
+
+
+def check_output(binding: ToolBinding, value: Any) -> None:
+    checked = binding.io.validate_output(value)
+    if isinstance(checked, Err):
+        pointer = checked.error.split(":", 1)[0] if checked.error.startswith("/") else ""
+        raise DriverCallError(
+            OUTPUT_INVALID, f"output of {binding.tool_id}: {checked.error}", pointer=pointer
+        )
+
+
+def _audit(
+    sink: AuditSink | None,
+    run_id: str | None,
+    kind: str,
+    fields: dict[str, Any],
+) -> None:
+    if sink is not None:
+        sink.record(AuditRecord(kind, run_id, fields))
+
+
+async def call_tool(
+    tool: str,
+    input: Any,
+    *,
+    driver: Driver,
+    context: Mapping[str, Any] | None = None,
+    audit: AuditSink | None = None,
+    run_id: str | None = None,
+) -> CallResult:
+    """Call one tool through `driver`. Raises `DriverCallError` (typed by `code`)."""
+    binding = _binding(driver, tool)
+    started = time.perf_counter()
+    fields: dict[str, Any] = {"tool": tool, "driver": driver.id, "kind": driver.kind}
+    try:
+        check_input(binding, input)
+        output = await driver.invoke(tool, input, context or {})
+        check_output(binding, output)
+    except DriverError as exc:
+        fields.update(ok=False, code=exc.code, message=exc.message)
+        _audit(audit, run_id, "driver.call", fields)
+        raise
+    elapsed = (time.perf_counter() - started) * 1000
+    if audit is not None:
+        fields.update(ok=True, duration_ms=round(elapsed, 3))
+        _audit(audit, run_id, "driver.call", fields)
+    return CallResult(tool, driver.id, output, elapsed)
+
+
+async def stream_tool(
+    tool: str,
+    input: Any,
+    *,
+    driver: Driver,
+    context: Mapping[str, Any] | None = None,
+    audit: AuditSink | None = None,
+    run_id: str | None = None,
+) -> AsyncIterator[Any]:
+    """Yield a tool's chunks as they come. Stopping early or cancelling closes the
+    driver's stream (and through it the package's generator)."""
+    binding = _binding(driver, tool)
+    check_input(binding, input)
+    fields: dict[str, Any] = {"tool": tool, "driver": driver.id, "kind": driver.kind}
+    chunks = 0
+    stream = driver.invoke_stream(tool, input, context or {})
+    try:
+        async for chunk in stream:
+            chunks += 1
+            yield chunk
+    except DriverError as exc:
+        fields.update(ok=False, code=exc.code, message=exc.message, chunks=chunks)
+        _audit(audit, run_id, "driver.stream", fields)
+        raise
+    finally:
+        closer = getattr(stream, "aclose", None)
+        if closer is not None:
+            await closer()
+    fields.update(ok=True, chunks=chunks)
+    _audit(audit, run_id, "driver.stream", fields)
+
+
+Handler = Callable[[Any, Mapping[str, Any]], Any]
+
+
+@dataclass
+class FunctionDriver:
+    """A driver backed by plain handlers `handler(input, context)` (sync, async, or
+    async generators for streaming tools). For tests and host built-ins."""
+
+    id: str
+    handlers: Mapping[str, Handler]
+    contracts: Mapping[str, ToolHandle | IOHandle] = field(default_factory=dict)
+    kind: str = "builtin"
+    policy_tags: tuple[str, ...] = ()
+    region: tuple[str, ...] = ("global",)
+    dropped: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def binding(self, tool_id: str) -> ToolBinding | None:
+        if tool_id not in self.handlers:
+            return None
+        contract = self.contracts.get(tool_id)
+        io = contract.io if isinstance(contract, ToolHandle) else contract or IOHandle()
+        handler = self.handlers[tool_id]
+        return ToolBinding(
+            tool_id,
+            io,
+            self.dropped.get(tool_id, frozenset()),
+            inspect.isasyncgenfunction(handler),
+            contract if isinstance(contract, ToolHandle) else None,
+        )
+
+    async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
+        result = self.handlers[tool_id](input, context)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def invoke_stream(
+        self, tool_id: str, input: Any, context: Mapping[str, Any]
+    ) -> AsyncIterator[Any]:
+        produced = self.handlers[tool_id](input, context)
+        if inspect.isawaitable(produced):
+            produced = await _awaited(produced)
+        if not hasattr(produced, "__aiter__"):
+            yield produced
+            return
+        try:
+            async for chunk in produced:
+                yield chunk
+        finally:
+            closer = getattr(produced, "aclose", None)
+            if closer is not None:
+                await closer()
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value

@@ -1,0 +1,241 @@
+"""Compiled templates: `args_template` (and `client_options`) parsed once, rendered per call.
+
+A string that is exactly one `${...}` keeps the value's type; any other string
+with references renders to a string (non-string values JSON-encoded); objects
+and arrays are templated recursively; other leaves are constants. A reference
+with no value and no `default(...)` is a `template_error` naming the path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flightdeck.documents import Diagnostic, pointer_join
+from flightdeck.drivers._errors import TEMPLATE_ERROR, DriverCallError
+from flightdeck.drivers._template_parse import (
+    Default,
+    Expr,
+    Part,
+    Ref,
+    TemplateSyntaxError,
+    ToJson,
+    parse_string,
+)
+
+_MISSING: Any = object()
+_POSITIONAL = re.compile(r"^_(0|[1-9][0-9]*)$")
+
+
+def _lookup(ref: Ref, scope: Mapping[str, Any]) -> Any:
+    value = scope.get(ref.root, _MISSING)
+    for part in ref.path:
+        if isinstance(part, int):
+            if isinstance(value, (list, tuple)) and part < len(value):
+                value = value[part]
+                continue
+            return _MISSING
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+            continue
+        return _MISSING
+    return value
+
+
+class Node:
+    """One compiled template value."""
+
+    __slots__ = ("pointer",)
+
+    def __init__(self, pointer: str) -> None:
+        self.pointer = pointer
+
+    def render(self, scope: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def refs(self) -> Iterator[Ref]:
+        return iter(())
+
+
+class Const(Node):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any, pointer: str) -> None:
+        super().__init__(pointer)
+        self.value = value
+
+    def render(self, scope: Mapping[str, Any]) -> Any:
+        return self.value
+
+
+def _evaluate(expr: Expr, scope: Mapping[str, Any], pointer: str) -> Any:
+    value = _lookup(expr.ref, scope)
+    for flt in expr.filters:
+        if isinstance(flt, Default):
+            if value is _MISSING or value is None:
+                value = flt.value
+        elif isinstance(flt, ToJson) and value is not _MISSING:
+            value = json.dumps(value, ensure_ascii=False)
+    if value is _MISSING:
+        raise DriverCallError(
+            TEMPLATE_ERROR,
+            f"`{expr.ref.text}` has no value and no default",
+            pointer=pointer,
+            hint=f"pass `{expr.ref.text}` or write `${{{expr.ref.text} | default(...)}}`",
+        )
+    return value
+
+
+class Whole(Node):
+    """A string that is exactly one reference: the value keeps its type."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: Expr, pointer: str) -> None:
+        super().__init__(pointer)
+        self.expr = expr
+
+    def render(self, scope: Mapping[str, Any]) -> Any:
+        return _evaluate(self.expr, scope, self.pointer)
+
+    def refs(self) -> Iterator[Ref]:
+        yield self.expr.ref
+
+
+class Interp(Node):
+    """Text with references: always a string."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[Part, ...], pointer: str) -> None:
+        super().__init__(pointer)
+        self.parts = parts
+
+    def render(self, scope: Mapping[str, Any]) -> Any:
+        out: list[str] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            value = _evaluate(part, scope, self.pointer)
+            out.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        return "".join(out)
+
+    def refs(self) -> Iterator[Ref]:
+        for part in self.parts:
+            if isinstance(part, Expr):
+                yield part.ref
+
+
+class Obj(Node):
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[tuple[str, Node], ...], pointer: str) -> None:
+        super().__init__(pointer)
+        self.items = items
+
+    def render(self, scope: Mapping[str, Any]) -> Any:
+        return {key: node.render(scope) for key, node in self.items}
+
+    def refs(self) -> Iterator[Ref]:
+        for _, node in self.items:
+            yield from node.refs()
+
+
+class Arr(Node):
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[Node, ...], pointer: str) -> None:
+        super().__init__(pointer)
+        self.items = items
+
+    def render(self, scope: Mapping[str, Any]) -> Any:
+        return [node.render(scope) for node in self.items]
+
+    def refs(self) -> Iterator[Ref]:
+        for node in self.items:
+            yield from node.refs()
+
+
+def compile_value(value: Any, pointer: str, diags: list[Diagnostic]) -> Node:
+    """Compile a template value; syntax errors are appended to `diags` (all of them)."""
+    if isinstance(value, str):
+        try:
+            parts = parse_string(value)
+        except TemplateSyntaxError as exc:
+            diags.append(
+                Diagnostic(
+                    TEMPLATE_ERROR,
+                    f"template syntax error at column {exc.offset + 1} of {value!r}: {exc.message}",
+                    pointer=pointer,
+                )
+            )
+            return Const(value, pointer)
+        if len(parts) == 1 and isinstance(parts[0], Expr):
+            return Whole(parts[0], pointer)
+        if any(isinstance(p, Expr) for p in parts):
+            return Interp(parts, pointer)
+        return Const("".join(p for p in parts if isinstance(p, str)), pointer)
+    if isinstance(value, Mapping):
+        items = tuple(
+            (str(k), compile_value(v, pointer_join(pointer, str(k)), diags))
+            for k, v in value.items()
+        )
+        return Obj(items, pointer)
+    if isinstance(value, (list, tuple)):
+        return Arr(
+            tuple(compile_value(v, pointer_join(pointer, i), diags) for i, v in enumerate(value)),
+            pointer,
+        )
+    return Const(value, pointer)
+
+
+@dataclass(frozen=True)
+class ArgsTemplate:
+    """`args_template` split into positional (`_0`, `_1`, ...) and keyword arguments."""
+
+    positional: tuple[Node, ...]
+    keywords: tuple[tuple[str, Node], ...]
+    pointer: str
+
+    def render(self, scope: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        args = [node.render(scope) for node in self.positional]
+        kwargs = {name: node.render(scope) for name, node in self.keywords}
+        return args, kwargs
+
+    def refs(self) -> Iterator[Ref]:
+        for node in self.positional:
+            yield from node.refs()
+        for _, node in self.keywords:
+            yield from node.refs()
+
+
+def compile_args(
+    template: Mapping[str, Any], pointer: str, diags: list[Diagnostic]
+) -> ArgsTemplate:
+    """Compile an `args_template` object; positions must run `_0`, `_1`, ... without gaps."""
+    positions: dict[int, Node] = {}
+    keywords: list[tuple[str, Node]] = []
+    for key, value in template.items():
+        where = pointer_join(pointer, str(key))
+        node = compile_value(value, where, diags)
+        match = _POSITIONAL.match(str(key))
+        if match:
+            positions[int(match.group(1))] = node
+        else:
+            keywords.append((str(key), node))
+    expected = list(range(len(positions)))
+    if sorted(positions) != expected:
+        missing = next(i for i in expected if i not in positions)
+        diags.append(
+            Diagnostic(
+                TEMPLATE_ERROR,
+                f"positional arguments must run _0, _1, ... without gaps; _{missing} is missing",
+                pointer=pointer,
+            )
+        )
+    ordered = tuple(positions[i] for i in sorted(positions))
+    return ArgsTemplate(ordered, tuple(keywords), pointer)

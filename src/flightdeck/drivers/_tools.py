@@ -1,0 +1,124 @@
+"""Finding the TOOL an `implements[]` entry binds, and checking the binding.
+
+`tool:` is a path (relative to the driver's folder, then the workspace; a
+folder means its TOOL.md) or a tool id looked up in `<workspace>/.tools/*/`.
+The TOOL is loaded with `flightdeck.tools.load_tool` (which resolves and
+checks its action); the entry's own safety fields are then checked against
+that action with `flightdeck.actions.check_narrowing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flightdeck.actions import check_narrowing, implementor_view
+from flightdeck.documents import Diagnostic, DocumentKind, load_document, pointer_join
+from flightdeck.drivers._manifest import EntrySpec
+from flightdeck.drivers._package import parse_range
+from flightdeck.tools import ToolDefinitionError, ToolHandle, load_tool
+
+TOOL_UNRESOLVABLE = "tool_unresolvable"
+
+
+def find_tool_file(tool: str, driver_dir: Path | None, workspace: Path | None) -> Path | None:
+    bases = [b for b in (driver_dir, workspace) if b is not None]
+    if "/" in tool or tool.endswith(".md") or tool.startswith("."):
+        for base in bases:
+            candidate = base / tool
+            if candidate.is_dir():
+                candidate = candidate / "TOOL.md"
+            if candidate.is_file():
+                return candidate
+        return None
+    for base in bases:
+        for candidate in sorted(base.glob(".tools/*/TOOL.md")):
+            loaded = load_document(candidate, kind=DocumentKind.TOOL)
+            if loaded.document is not None and loaded.document.data.get("id") == tool:
+                return candidate
+    return None
+
+
+def input_names(tool: ToolHandle) -> tuple[set[str], set[str]]:
+    """(declared input names, required input names) of a tool's inputs schema."""
+    schema = tool.io.inputs if isinstance(tool.io.inputs, Mapping) else {}
+    props = schema.get("properties")
+    required = schema.get("required")
+    names = set(props) if isinstance(props, Mapping) else set()
+    return names, set(required) if isinstance(required, list) else set()
+
+
+def binding_problems(
+    spec: EntrySpec, tool: ToolHandle, entry: Mapping[str, Any]
+) -> list[Diagnostic]:
+    """Tool version in range, drop_inputs real and optional, narrowing against the action."""
+    out: list[Diagnostic] = []
+    try:
+        in_range = parse_range(spec.version)(tool.version)
+    except ValueError as exc:
+        out.append(
+            Diagnostic(
+                "version_range_invalid", str(exc), pointer=pointer_join(spec.pointer, "version")
+            )
+        )
+        in_range = True
+    if not in_range:
+        out.append(
+            Diagnostic(
+                "tool_version_mismatch",
+                f"tool {tool.id} is version {tool.version}; this entry binds {spec.version}",
+                pointer=pointer_join(spec.pointer, "version"),
+            )
+        )
+    names, required = input_names(tool)
+    for j, name in enumerate(spec.drop_inputs):
+        where = pointer_join(spec.pointer, "schema_narrowing", "drop_inputs", j)
+        if name not in names:
+            out.append(
+                Diagnostic(
+                    "drop_input_unknown",
+                    f"drop_inputs names {name!r}, which tool {tool.id} does not declare",
+                    pointer=where,
+                    hint=f"inputs are: {', '.join(sorted(names)) or '(none)'}",
+                )
+            )
+        elif name in required:
+            out.append(
+                Diagnostic(
+                    "drop_input_required",
+                    f"drop_inputs names {name!r}, a required input of tool {tool.id}; "
+                    "only optional inputs can be dropped",
+                    pointer=where,
+                )
+            )
+    if tool.action is not None:
+        result = check_narrowing(implementor_view(entry), tool.action)
+        out += [
+            Diagnostic(d.code, d.message, d.severity, pointer=spec.pointer + d.pointer, hint=d.hint)
+            for d in result.violations
+        ]
+    return out
+
+
+def load_bound_tool(
+    spec: EntrySpec, driver_dir: Path | None, workspace: Path | None
+) -> tuple[ToolHandle | None, list[Diagnostic]]:
+    where = pointer_join(spec.pointer, "tool")
+    file = find_tool_file(spec.tool, driver_dir, workspace)
+    if file is None:
+        return None, [
+            Diagnostic(
+                TOOL_UNRESOLVABLE,
+                f"tool {spec.tool!r} not found (looked beside the driver and in the workspace)",
+                pointer=where,
+            )
+        ]
+    try:
+        return load_tool(file, workspace=workspace), []
+    except ToolDefinitionError as exc:
+        first = exc.diagnostics[0] if exc.diagnostics else None
+        detail = f"{first.location}: {first.code}: {first.message}" if first else "invalid"
+        return None, [
+            Diagnostic(TOOL_UNRESOLVABLE, f"tool {spec.tool!r} is invalid: {detail}", pointer=where)
+        ]
