@@ -266,6 +266,7 @@ def test_body_failure_is_a_host_error_and_cleans_up(ws: Path) -> None:
         (roots[0] / "o").write_text("x")
         raise RuntimeError("boom")
 
+    sink = MemoryAuditSink()
     with pytest.raises(FileContractError) as info:
         run_with_file_contract(
             _io(outputsFiles={"o": {"path": "o.txt"}}),
@@ -273,8 +274,10 @@ def test_body_failure_is_a_host_error_and_cleans_up(ws: Path) -> None:
             {},
             workspace=ws,
             unit_id="u",
-            audit=MemoryAuditSink(),
+            run_id="boom",
+            audit=sink,
         )
+    assert [r.kind for r in sink.records(run_id="boom")] == ["io.run_failed"]
     assert info.value.code == "io.body_failed" and info.value.started
     assert isinstance(info.value.__cause__, RuntimeError)
     assert not roots[0].exists() and not (ws / "o.txt").exists()

@@ -82,9 +82,13 @@ class _Run:
     def log(self, kind: str, **fields: Any) -> None:
         self.audit.record(AuditRecord(kind, self.run_id, {"unit_id": self.unit_id, **fields}))
 
-    def fail(self, code: str, message: str, **where: Any) -> FileContractError:
-        self.log("io.run_refused", code=code, message=message, **where)
-        return FileContractError(code, message, run_id=self.run_id, **where)
+    def fail(
+        self, code: str, message: str, *, started: bool = False, **where: Any
+    ) -> FileContractError:
+        # Refused: the body never ran. Failed: it ran and the run did not complete.
+        kind = "io.run_failed" if started else "io.run_refused"
+        self.log(kind, code=code, message=message, **where)
+        return FileContractError(code, message, run_id=self.run_id, started=started, **where)
 
     def warn(self, code: str, message: str, key: str, kind: str, **fields: Any) -> None:
         pointer = f"/outputsFiles/{key}"
@@ -188,7 +192,7 @@ def _sync(run: _Run) -> None:
 def _check_output(run: _Run, output: Any) -> None:
     checked = run.io.validate_output(output)
     if isinstance(checked, Err):
-        raise run.fail("io.output_invalid", checked.error)
+        raise run.fail("io.output_invalid", checked.error, started=True)
 
 
 def _cleanup(run: _Run) -> None:
@@ -233,9 +237,7 @@ def _end(run: _Run, output: Any) -> RunResult:
 
 
 def _body_failed(run: _Run, exc: Exception) -> FileContractError:
-    err = run.fail("io.body_failed", f"{type(exc).__name__}: {exc}")
-    err.started = True
-    return err
+    return run.fail("io.body_failed", f"{type(exc).__name__}: {exc}", started=True)
 
 
 async def arun_with_file_contract(
