@@ -200,3 +200,45 @@ def test_class_wildcard_covers_every_scope_of_its_class(cls: str, scope: str) ->
     assert covers(f"{cls}:*", entry) and covers(entry, entry) and covers("*", entry)
     if scope != "*":
         assert not covers(entry, f"{cls}:*")
+
+
+_entries = st.lists(
+    st.sampled_from(["storage:*", "storage:scratch", "network:*", "db:x", "*"]), max_size=4
+)
+_view = st.fixed_dictionaries(
+    {},
+    optional={
+        "mutates": _entries,
+        "risk_level": st.integers(0, 3),
+        "approval": st.sampled_from(["auto", "on-mutate", "always", "policy:p"]),
+        "requires": st.fixed_dictionaries(
+            {},
+            optional={
+                "network": st.lists(st.sampled_from(["github.com", "x.org"]), max_size=2),
+                "secrets": st.lists(st.sampled_from(["gh-token", "other"]), max_size=2),
+                "tools": st.lists(st.sampled_from(["git.status", "ls"]), max_size=2),
+            },
+        ),
+        "fires_events": st.lists(
+            st.sampled_from(["push-started", "push-completed", "x"]), max_size=3
+        ),
+    },
+)
+
+
+@given(_view)
+def test_a_merged_view_never_widens_the_action(view: dict[str, Any]) -> None:
+    """Property: either violations are reported, or the merged view honours every floor."""
+    result = check_narrowing(view, ACTION)
+    if not result.ok:
+        assert result.merged is None and all(c in VIOLATION_CODES for c in result.codes)
+        return
+    m = result.merged
+    assert m is not None
+    assert all(any(covers(e, need) for e in m.mutates) for need in ACTION.mutates)
+    assert m.risk_level >= ACTION.risk_level
+    assert approval_at_least(m.approval, ACTION.approval)
+    for key in ("network", "secrets", "tools"):
+        assert set(getattr(ACTION.requires, key)) <= set(getattr(m.requires, key))
+    assert set(ACTION.fires_events) <= set(m.fires_events)
+    assert (m.category, m.target_kind) == (ACTION.category, ACTION.target_kind)
