@@ -53,6 +53,7 @@ class Document:
     body: str  # the markdown after the closing `---`, LF line endings
     path: Path | None = None
     source_map: SourceMap = field(default_factory=SourceMap)
+    body_line: int = 1  # 1-based line of the file where `body` starts
 
     def position(self, pointer: str) -> tuple[int, int] | None:
         return self.source_map.position(pointer)

@@ -20,6 +20,11 @@ class Split:
     body: str
     line_offset: int  # lines before the frontmatter's first line (the opening `---`)
 
+    @property
+    def body_line(self) -> int:
+        """1-based line where the body starts: after both `---` lines."""
+        return self.line_offset + self.frontmatter.count("\n") + 2
+
 
 class FrontmatterError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:

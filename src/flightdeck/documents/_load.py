@@ -69,13 +69,13 @@ def parse_document(
         )
     except _yaml.YamlError as exc:
         return _failed(where, exc.diagnostic)
-    return _build(where, data, split.body, source_map, _kinds.coerce_kind(kind))
+    return _build(where, data, split, source_map, _kinds.coerce_kind(kind))
 
 
 def _build(
     path: Path | None,
     data: Any,
-    body: str,
+    split: _frontmatter.Split,
     source_map: SourceMap,
     forced: DocumentKind | None,
 ) -> LoadResult:
@@ -100,7 +100,7 @@ def _build(
             column=1,
         )
         return _failed(path, diag)
-    document = Document(kind, data, body, path, source_map)
+    document = Document(kind, data, split.body, path, source_map, split.body_line)
     diagnostics = tuple(locate(validate_data(kind, data), file, source_map))
     return LoadResult(path, document, diagnostics)
 

@@ -17,7 +17,7 @@ from flightdeck.flightplan._catalog import catalog, parse_tool_ref, resolve_vers
 from flightdeck.flightplan._graph import StepGraph, format_cycle
 from flightdeck.flightplan._models import FlightPlan, _list, _map
 from flightdeck.flightplan._read import read_plan
-from flightdeck.flightplan._secrets import scan_keys, scan_values
+from flightdeck.flightplan._secrets import looks_like_credential, scan_keys, scan_values
 
 LLM_KEYS = ("llm", "model", "prompt", "completion", "inference")
 _A = "/aileron"
@@ -33,8 +33,24 @@ def lint_document(
     given, turns each declared action the host lacks into a warning."""
     plan = read_plan(document.data, document.body)
     diags = list(lint_plan(plan, installed_actions=installed_actions))
+    if plan.has_aileron:
+        diags.extend(_body_secrets(document))
     file = str(document.path) if document.path is not None else None
     return list(locate(diags, file, document.source_map))
+
+
+def _body_secrets(document: Document) -> Iterator[Diagnostic]:
+    """The markdown body is sealed with the plan too: no credentials there."""
+    for offset, line in enumerate(document.body.split("\n")):
+        why = looks_like_credential(line)
+        if why:
+            yield Diagnostic(
+                code="flightplan.secret_value",
+                message=f"the body has what looks like a credential: {why}",
+                line=document.body_line + offset,
+                column=1,
+                hint="remove it; credentials come from the secret store at launch",
+            )
 
 
 def lint_plan(
