@@ -12,6 +12,7 @@ Errors: `DriverRegistrationError` (`DriverNotRunnable`) at registration and
 
 from __future__ import annotations
 
+from flightdeck.drivers._check import check_document
 from flightdeck.drivers._errors import (
     DriverCallError,
     DriverError,
@@ -19,6 +20,14 @@ from flightdeck.drivers._errors import (
     DriverRegistrationError,
 )
 from flightdeck.drivers._register import define_driver, defineDriver, load_driver
+from flightdeck.drivers._resolve import (
+    Candidate,
+    DriverChoice,
+    Rejection,
+    discover_drivers,
+    resolve_driver,
+    select_driver,
+)
 from flightdeck.drivers._sdk import SdkBinding, SdkDriver
 from flightdeck.drivers._seam import (
     CallResult,
@@ -31,18 +40,25 @@ from flightdeck.drivers._seam import (
 
 __all__ = [
     "CallResult",
+    "Candidate",
     "Driver",
     "DriverCallError",
+    "DriverChoice",
     "DriverError",
     "DriverNotRunnable",
     "DriverRegistrationError",
     "FunctionDriver",
+    "Rejection",
     "SdkBinding",
     "SdkDriver",
     "ToolBinding",
     "call_tool",
+    "check_document",
     "defineDriver",
     "define_driver",
+    "discover_drivers",
     "load_driver",
+    "resolve_driver",
+    "select_driver",
     "stream_tool",
 ]

@@ -88,8 +88,8 @@ def resolve_ref(module: ModuleType, ref: str, make_client: Callable[[type], Any]
             tail = tuple(parts[i + 1 :])
             try:
                 client = make_client(obj)
-            except RefError:
-                raise
+            except RefError as exc:
+                raise RefError(where, exc.reason) from None
             except Exception as exc:  # the package's own constructor error
                 raise RefError(where, f"constructor raised {type(exc).__name__}: {exc}") from exc
             resolved = ResolvedRef(ref, _noop, obj, tail)

@@ -28,10 +28,11 @@ from flightdeck.documents import (
 )
 from flightdeck.drivers._errors import (
     FUNCTION_REF_UNRESOLVABLE,
+    DriverError,
     DriverNotRunnable,
     DriverRegistrationError,
 )
-from flightdeck.drivers._manifest import CLIENT_OPTIONS_POINTER, CompiledManifest, compile_manifest
+from flightdeck.drivers._manifest import CompiledManifest, compile_manifest
 from flightdeck.drivers._package import (
     ImportReport,
     import_package,
@@ -75,7 +76,10 @@ def _client_factory(compiled: CompiledManifest, secrets: Mapping[str, str]) -> A
             options: Any = {}
             if compiled.client_options is not None:
                 scope = {"input": {}, "secrets": secrets, "context": {"identity": identity}}
-                options = compiled.client_options.render(scope)
+                try:
+                    options = compiled.client_options.render(scope)
+                except DriverError as exc:
+                    raise RefError(cls.__name__, f"client_options: {exc.message}") from None
             cache[key] = cls(**options)
         return cache[key]
 
@@ -146,8 +150,7 @@ def _resolve_refs(
                     FUNCTION_REF_UNRESOLVABLE,
                     f"function_ref {spec.function_ref!r} does not resolve in "
                     f"{report.module_name}: `{exc.part}` {exc.reason}",
-                    pointer=CLIENT_OPTIONS_POINTER if "constructor" in exc.reason else where,
-                    hint=None if "constructor" not in exc.reason else f"at {where}",
+                    pointer=where,
                 )
             )
     return refs, diags

@@ -40,46 +40,43 @@ def find_tool_file(tool: str, driver_dir: Path | None, workspace: Path | None) -
     return None
 
 
-def input_names(tool: ToolHandle) -> tuple[set[str], set[str]]:
-    """(declared input names, required input names) of a tool's inputs schema."""
-    schema = tool.io.inputs if isinstance(tool.io.inputs, Mapping) else {}
+def input_names(inputs: Any) -> tuple[set[str], set[str]]:
+    """(declared input names, required input names) of an inputs schema."""
+    schema = inputs if isinstance(inputs, Mapping) else {}
     props = schema.get("properties")
     required = schema.get("required")
     names = set(props) if isinstance(props, Mapping) else set()
     return names, set(required) if isinstance(required, list) else set()
 
 
-def binding_problems(
-    spec: EntrySpec, tool: ToolHandle, entry: Mapping[str, Any]
+def contract_problems(
+    spec: EntrySpec, tool_id: str, tool_version: str, inputs: Any
 ) -> list[Diagnostic]:
-    """Tool version in range, drop_inputs real and optional, narrowing against the action."""
+    """Tool version in the entry's range; drop_inputs name real, optional inputs."""
     out: list[Diagnostic] = []
+    where = pointer_join(spec.pointer, "version")
     try:
-        in_range = parse_range(spec.version)(tool.version)
+        in_range = parse_range(spec.version)(tool_version)
     except ValueError as exc:
-        out.append(
-            Diagnostic(
-                "version_range_invalid", str(exc), pointer=pointer_join(spec.pointer, "version")
-            )
-        )
+        out.append(Diagnostic("version_range_invalid", str(exc), pointer=where))
         in_range = True
     if not in_range:
         out.append(
             Diagnostic(
                 "tool_version_mismatch",
-                f"tool {tool.id} is version {tool.version}; this entry binds {spec.version}",
-                pointer=pointer_join(spec.pointer, "version"),
+                f"tool {tool_id} is version {tool_version}; this entry binds {spec.version}",
+                pointer=where,
             )
         )
-    names, required = input_names(tool)
+    names, required = input_names(inputs)
     for j, name in enumerate(spec.drop_inputs):
-        where = pointer_join(spec.pointer, "schema_narrowing", "drop_inputs", j)
+        at = pointer_join(spec.pointer, "schema_narrowing", "drop_inputs", j)
         if name not in names:
             out.append(
                 Diagnostic(
                     "drop_input_unknown",
-                    f"drop_inputs names {name!r}, which tool {tool.id} does not declare",
-                    pointer=where,
+                    f"drop_inputs names {name!r}, which tool {tool_id} does not declare",
+                    pointer=at,
                     hint=f"inputs are: {', '.join(sorted(names)) or '(none)'}",
                 )
             )
@@ -87,11 +84,19 @@ def binding_problems(
             out.append(
                 Diagnostic(
                     "drop_input_required",
-                    f"drop_inputs names {name!r}, a required input of tool {tool.id}; "
+                    f"drop_inputs names {name!r}, a required input of tool {tool_id}; "
                     "only optional inputs can be dropped",
-                    pointer=where,
+                    pointer=at,
                 )
             )
+    return out
+
+
+def binding_problems(
+    spec: EntrySpec, tool: ToolHandle, entry: Mapping[str, Any]
+) -> list[Diagnostic]:
+    """`contract_problems` plus the entry's narrowing against the tool's action."""
+    out = contract_problems(spec, tool.id, tool.version, tool.io.inputs)
     if tool.action is not None:
         result = check_narrowing(implementor_view(entry), tool.action)
         out += [

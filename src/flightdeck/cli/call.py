@@ -1,0 +1,143 @@
+"""`flightdeck call TOOL --driver ID --input '{...}'`"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from flightdeck.drivers import (
+    DriverChoice,
+    DriverError,
+    call_tool,
+    select_driver,
+    stream_tool,
+)
+
+
+def _parse_input(raw: str) -> Any:
+    text = Path(raw[1:]).read_text(encoding="utf-8") if raw.startswith("@") else raw
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--input") from None
+
+
+def _fail(error: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({"error": error}))
+    else:
+        where = f" ({error['file']}:{error.get('line', '')})" if error.get("file") else ""
+        click.echo(f"error: {error['code']}: {error['message']}{where}", err=True)
+        if error.get("hint"):
+            click.echo(f"hint: {error['hint']}", err=True)
+    sys.exit(1)
+
+
+def _verbose(choice: DriverChoice) -> None:
+    for line in choice.explain():
+        click.echo(line, err=True)
+    report = getattr(choice.driver, "import_report", None)
+    if report is not None:
+        cached = " (already imported)" if report.cached else ""
+        click.echo(f"import {report.module_name}: {report.seconds * 1000:.1f} ms{cached}", err=True)
+
+
+async def _run(tool: str, value: Any, choice: DriverChoice, fmt: str, ctx: dict[str, Any]) -> None:
+    driver = choice.driver
+    assert driver is not None
+    binding = driver.binding(tool)
+    if binding is not None and binding.streaming:
+        count = 0
+        async for chunk in stream_tool(tool, value, driver=driver, context=ctx):
+            count += 1
+            if fmt == "json":
+                click.echo(json.dumps({"chunk": chunk}))
+            elif isinstance(chunk, str):
+                click.echo(chunk, nl=False)
+            else:
+                click.echo(json.dumps(chunk))
+            sys.stdout.flush()
+        if fmt == "json":
+            click.echo(
+                json.dumps({"done": True, "tool": tool, "driver": driver.id, "chunks": count})
+            )
+        else:
+            click.echo()
+        return
+    result = await call_tool(tool, value, driver=driver, context=ctx)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    elif isinstance(result.output, str):
+        click.echo(result.output)
+    else:
+        click.echo(json.dumps(result.output, indent=2, ensure_ascii=False))
+
+
+@click.command()
+@click.argument("tool")
+@click.option("--driver", "driver_id", help="Driver id (default: resolve among .drivers/*).")
+@click.option(
+    "--input",
+    "raw_input",
+    default="{}",
+    show_default=True,
+    help="Tool input as JSON, or @file.json.",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+)
+@click.option("--require-tag", "tags", multiple=True, help="Policy tag the driver must carry.")
+@click.option("--region", help="Region the driver must serve.")
+@click.option("--verbose", "-v", is_flag=True, help="Explain the driver choice and import time.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def call(
+    tool: str,
+    driver_id: str | None,
+    raw_input: str,
+    workspace: Path,
+    tags: tuple[str, ...],
+    region: str | None,
+    verbose: bool,
+    fmt: str,
+) -> None:
+    """Call a tool through an in-process SDK driver and print the result
+    (streaming tools print chunks as they arrive).
+
+    Exit status: 0 ok, 1 the driver was refused or the call failed, 2 usage error.
+
+    \b
+    Examples:
+      flightdeck call text.stats --driver textstats-local --input '{"text": "a b"}'
+      flightdeck call chat.completion --require-tag pii-safe --input @msg.json -v
+      flightdeck call text.word-stream --workspace examples/drivers --input '{"text": "hi"}'
+    """
+    value = _parse_input(raw_input)
+    choice = select_driver(
+        workspace, tool, driver_id=driver_id, require_tags=tags, region=region, input=value
+    )
+    if verbose:
+        _verbose(choice)
+    if choice.driver is None:
+        if choice.refusal is not None:
+            _fail(choice.refusal.to_dict(), fmt)
+        _fail(
+            {
+                "code": "no_driver",
+                "message": f"{tool}: {choice.reason}",
+                "details": choice.to_dict(),
+            },
+            fmt,
+        )
+    ctx = {"workspace": str(workspace.resolve())}
+    try:
+        asyncio.run(_run(tool, value, choice, fmt, ctx))
+    except DriverError as exc:
+        _fail(exc.to_dict(), fmt)
