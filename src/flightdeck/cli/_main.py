@@ -13,6 +13,7 @@ from flightdeck._version import __version__
 # one command or one command group. Modules are imported only when invoked.
 _COMMANDS: dict[str, str] = {
     "agent": "flightdeck.cli.agent:agent",
+    "call": "flightdeck.cli.call:call",
     "sessions": "flightdeck.cli.sessions:sessions",
     "validate": "flightdeck.cli.validate:validate",
     "inspect": "flightdeck.cli.inspect:inspect",
