@@ -130,3 +130,12 @@ def test_validate_lints_flight_plans(tmp_path: Path) -> None:
 def test_bundled_examples_are_valid() -> None:
     proc = run("validate", str(EXAMPLES))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_inspect_resolves_against_the_files_own_workspace() -> None:
+    """`inspect` run from anywhere finds the action in the tool's workspace."""
+    tool = EXAMPLES / "workspace" / ".tools" / "notes-append" / "TOOL.md"
+    proc = run("inspect", "--format", "json", str(tool), cwd=Path("/"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["implements"]["id"] == "notes:append"

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from flightdeck.cli._render import format_diagnostic
+from flightdeck.config import find_workspace
 from flightdeck.tools import InspectReport, inspect_manifest
 
 
@@ -46,9 +47,16 @@ def _render(report: InspectReport) -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="An action library to resolve refs against (repeatable).",
 )
+@click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Resolve refs against this workspace (default: the file's nearest workspace).",
+)
 @click.option("--strict", is_flag=True, help="Treat trust downgrades as errors.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def inspect(path: Path, libraries: tuple[Path, ...], strict: bool, fmt: str) -> None:
+def inspect(
+    path: Path, libraries: tuple[Path, ...], workspace: Path | None, strict: bool, fmt: str
+) -> None:
     """Show what a TOOL or ACTION may mutate, its risk and approval class, the
     action a tool implements, and where each value came from.
 
@@ -59,7 +67,9 @@ def inspect(path: Path, libraries: tuple[Path, ...], strict: bool, fmt: str) -> 
       flightdeck inspect .tools/git-push/TOOL.md --library ./libs/standard
       flightdeck inspect --format json .actions/storage-commit
     """
-    report = inspect_manifest(path, libraries=libraries, workspace=Path.cwd(), strict=strict)
+    folder = path.resolve() if path.is_dir() else path.resolve().parent
+    root = workspace or find_workspace(folder) or Path.cwd()
+    report = inspect_manifest(path, libraries=libraries, workspace=root, strict=strict)
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
