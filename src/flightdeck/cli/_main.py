@@ -25,6 +25,8 @@ _COMMANDS: dict[str, str] = {
     "keys": "flightdeck.cli.keys:keys",
     "keyring": "flightdeck.cli.keyring:keyring",
     "skills": "flightdeck.cli.skills:skills",
+    "launch": "flightdeck.cli.launch:launch",
+    "runs": "flightdeck.cli.runs:runs",
 }
 
 

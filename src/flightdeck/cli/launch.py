@@ -1,0 +1,238 @@
+"""`flightdeck launch NAME[@VERSION]|PATH`: run a verified Flight Plan."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from flightdeck.flightplan import Input
+from flightdeck.launch import (
+    Approvals,
+    LaunchError,
+    LaunchEvent,
+    LaunchOptions,
+    RunResult,
+    configured_runtime,
+    configured_settings,
+)
+from flightdeck.launch import (
+    launch as run_launch,
+)
+
+EXIT_FAILED, EXIT_PENDING = 1, 3
+
+
+def _pairs(values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--input")
+        out[key] = value
+    return out
+
+
+class _Progress:
+    """A live step table on a terminal; prompts pause it."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.rows: dict[str, str] = {}
+        self.live: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.live import Live
+
+            self.live = Live(self._table(), refresh_per_second=8, transient=False)
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    def _table(self) -> Any:
+        from rich.table import Table
+
+        table = Table(show_header=True, header_style="bold")
+        table.add_column("step")
+        table.add_column("status")
+        marks = {
+            "completed": "[green]✓ completed",
+            "failed": "[red]✗ failed",
+            "running": "[cyan]… running",
+            "pending-approval": "[yellow]⏸ pending approval",
+            "blocked": "[dim]– blocked",
+        }
+        for step, status in self.rows.items():
+            table.add_row(step, marks.get(status, status))
+        return table
+
+    def event(self, event: LaunchEvent) -> None:
+        if event.step_id is not None and event.status is not None:
+            self.rows[event.step_id] = event.status
+            if self.live is not None:
+                self.live.update(self._table())
+
+    def pause(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    def resume(self) -> None:
+        if self.live is not None:
+            self.live.start()
+
+
+@click.command()
+@click.argument("target", required=False)
+@click.option("--input", "inputs", multiple=True, metavar="KEY=VALUE", help="A literal input.")
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where file outputs go (default: the run's folder in the data dir).",
+)
+@click.option(
+    "--approve",
+    multiple=True,
+    metavar="STEP|all",
+    help="Approve a non-read action step (repeatable), or all of them.",
+)
+@click.option(
+    "--approvals",
+    "approvals_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='JSON file {"<step or *>": "approve" | "deny"}.',
+)
+@click.option("--max-parallel", type=click.IntRange(1, 1024), default=4, show_default=True)
+@click.option("--resume", metavar="RUN_ID", help="Resume a paused or interrupted run.")
+@click.option("--replay", metavar="RUN_ID", help="Reuse a run's inputs and llm-seam outputs.")
+@click.option("--unsigned", is_flag=True, help="Run an unfrozen SKILL.md (recorded as unsigned).")
+@click.option("--no-sandbox", is_flag=True, help="Run tool steps without a sandbox (audited).")
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Where .drivers/ and flightdeck.toml are.",
+)
+@click.option("--llm-provider", help="anthropic | openai (env FLIGHTDECK_LLM_PROVIDER).")
+@click.option("--llm-model", help="Model for llm-seam steps without their own.")
+@click.option("--llm-base-url", help="OpenAI-compatible base URL (local servers).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def launch(
+    target: str | None,
+    inputs: tuple[str, ...],
+    out_dir: Path | None,
+    approve: tuple[str, ...],
+    approvals_file: Path | None,
+    max_parallel: int,
+    resume: str | None,
+    replay: str | None,
+    unsigned: bool,
+    no_sandbox: bool,
+    workspace: Path,
+    llm_provider: str | None,
+    llm_model: str | None,
+    llm_base_url: str | None,
+    fmt: str,
+) -> None:
+    """Verify a Flight Plan, resolve its inputs once, run its step graph with
+    every trust contract enforced, write its outputs and audit.
+
+    \b
+    Exit status: 0 completed, 1 failed, 3 paused for approval.
+    Examples:
+      flightdeck launch metrics-digest@1.0.0 --approve file_issue
+      flightdeck launch metrics-digest --input window_days=30 --out-dir out/
+      flightdeck launch --resume run-20250101T000000-ab12cd --approve all
+      flightdeck launch ./SKILL.md --unsigned
+    """
+    if target is None and resume is None:
+        raise click.UsageError("name a plan (NAME[@VERSION] or PATH) or pass --resume RUN_ID")
+    terminal = sys.stdin.isatty() and sys.stdout.isatty() and fmt == "text"
+    if unsigned:
+        click.echo("warning: launching an UNSIGNED plan (recorded in the audit)", err=True)
+    if no_sandbox:
+        click.echo("warning: tool steps run WITHOUT a sandbox (recorded in the audit)", err=True)
+    progress = _Progress(terminal)
+
+    def ask_input(item: Input) -> str | None:
+        progress.pause()
+        try:
+            return str(click.prompt(f"input {item.name} ({item.type})"))
+        finally:
+            progress.resume()
+
+    def ask_approval(step: str, ref: str, effect: str) -> bool:
+        progress.pause()
+        try:
+            return click.confirm(f"approve step {step}: {ref} (effect {effect})?", default=False)
+        finally:
+            progress.resume()
+
+    try:
+        approvals = Approvals.build(approve, approvals_file, ask_approval if terminal else None)
+        settings = configured_settings(
+            workspace.resolve(),
+            no_sandbox=no_sandbox,
+            llm_provider=llm_provider,
+            llm_model=llm_model,
+            llm_base_url=llm_base_url,
+        )
+        options = LaunchOptions(
+            inputs=_pairs(inputs),
+            out_dir=out_dir.resolve() if out_dir else None,
+            approvals=approvals,
+            max_parallel=max_parallel,
+            resume=resume,
+            replay=replay,
+            unsigned=unsigned,
+            settings=settings,
+            input_prompt=ask_input if terminal else None,
+            on_event=progress.event,
+        )
+        runtime = configured_runtime(workspace.resolve())
+        with progress:
+            result = asyncio.run(run_launch(target, options, runtime))
+    except LaunchError as exc:
+        _fail(exc, fmt)
+        return
+    _report(result, fmt)
+
+
+def _fail(exc: LaunchError, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, indent=2))
+    else:
+        click.echo(exc.describe(), err=True)
+    raise SystemExit(EXIT_FAILED)
+
+
+def _report(result: RunResult, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({"ok": result.status == "completed", **result.to_dict()}, indent=2))
+    else:
+        click.echo(f"run {result.run_id}: {result.status}")
+        for output in result.outputs:
+            where = output["path"] or "(kept in the run record)"
+            click.echo(f"  output {output['name']}: {where} ({output['bytes']} bytes)")
+        if result.pending:
+            click.echo(f"  waiting for approval: {', '.join(result.pending)}")
+            click.echo(
+                f"  resume: flightdeck launch --resume {result.run_id} "
+                + " ".join(f"--approve {step}" for step in result.pending)
+            )
+        if result.error is not None:
+            click.echo(result.error.describe(), err=True)
+        click.echo(f"  audit: {result.audit} (flightdeck runs show {result.run_id})")
+        click.echo(f"  journal: {result.journal}")
+    if result.status == "failed":
+        raise SystemExit(EXIT_FAILED)
+    if result.status == "pending-approval":
+        raise SystemExit(EXIT_PENDING)

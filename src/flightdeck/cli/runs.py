@@ -1,0 +1,72 @@
+"""`flightdeck runs list|show`: the run journal and each run's audit."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from flightdeck.audit import default_sink
+from flightdeck.launch import Journal, LaunchError, run_list, run_report
+
+
+@click.group()
+def runs() -> None:
+    """Runs of Flight Plans: status, steps, approvals, outputs and audit.
+
+    \b
+    Examples:
+      flightdeck runs list
+      flightdeck runs show run-20250101T000000-ab12cd --format json
+    """
+
+
+@runs.command("list")
+@click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def list_runs(limit: int, fmt: str) -> None:
+    """The most recent runs, newest first."""
+    rows = run_list(Journal(), limit)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("no runs yet")
+    for row in rows:
+        click.echo(f"{row['runId']}  {row['status']:<16} {row['plan']}  {row['startedAt']}")
+
+
+@runs.command("show")
+@click.argument("run_id")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def show_run(run_id: str, fmt: str) -> None:
+    """One run: steps with timings and status, approvals, outputs, audit records."""
+    try:
+        report = run_report(run_id, Journal(), default_sink())
+    except LaunchError as exc:
+        click.echo(exc.describe(), err=True)
+        raise SystemExit(1) from None
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"run {report['runId']}: {report['status']}  plan {report['plan']}")
+    click.echo(f"  plan hash {report['contentHash']}  launched {report['launchTime']}")
+    if report["error"]:
+        error = report["error"]
+        click.echo(f"  error: {error.get('message')} [{error.get('code')}]")
+    click.echo("  steps:")
+    for step in report["steps"]:
+        took = f"{step['durationMs']:.1f} ms" if step["durationMs"] is not None else "-"
+        click.echo(
+            f"    {step['id']:<24} {step['status']:<16} {took:>12}  tries {step['attempts']}"
+        )
+    for approval in report["approvals"]:
+        click.echo(f"  approval: {approval['step']} {approval['decision']}")
+    for output in report["outputs"]:
+        click.echo(
+            f"  output {output['name']}: {output['path'] or '(in run record)'}"
+            f" {output['mimeType']} {output['bytes']} bytes sha256 {output['sha256'][:16]}"
+        )
+    click.echo(f"  audit records: {len(report['audit'])}")
+    for record in report["audit"]:
+        click.echo(f"    {record['timestamp']}  {record['kind']}")

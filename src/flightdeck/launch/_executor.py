@@ -1,0 +1,49 @@
+"""The executor interface and the local asyncio executor.
+
+The scheduler hands an `Executor` one `StepTask` at a time and awaits its
+`StepOutcome`; both are plain data. `LocalExecutor` runs steps in this
+process on the running event loop (concurrency is bounded by the scheduler's
+`--max-parallel`). A distributed executor ships `task.to_dict()` to a worker
+that builds its own `StepServices` and calls `execute_step` there.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from flightdeck.launch._action import run_action
+from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._seam import run_seam
+from flightdeck.launch._services import StepServices
+from flightdeck.launch._task import StepOutcome, StepTask
+from flightdeck.launch._tool_step import run_tool
+from flightdeck.launch._transform_step import run_transform
+
+
+@runtime_checkable
+class Executor(Protocol):
+    async def submit(self, task: StepTask) -> StepOutcome: ...
+
+
+async def execute_step(task: StepTask, services: StepServices) -> StepOutcome:
+    """Run one step of any kind. Never raises for a step's own failure."""
+    if task.kind == "transform":
+        return run_transform(task, services)
+    if task.kind == "action-call":
+        return await run_action(task, services)
+    if task.kind == "llm-seam":
+        return await run_seam(task, services)
+    if task.kind == "tool":
+        return await run_tool(task, services)
+    error = LaunchError("step.unknown_kind", f"unknown step kind {task.kind!r}", step=task.step_id)
+    return StepOutcome.failed(error.to_dict())
+
+
+class LocalExecutor:
+    """Runs each step in this process, on the caller's event loop."""
+
+    def __init__(self, services: StepServices) -> None:
+        self.services = services
+
+    async def submit(self, task: StepTask) -> StepOutcome:
+        return await execute_step(task, self.services)

@@ -1,0 +1,319 @@
+"""The run journal: SQLite, one row per run and per step, written as steps
+complete (before any dependant starts), so a killed or paused run resumes
+without repeating completed steps.
+
+Append-only named migrations, like the audit store. A step row moves
+`started` -> `completed` | `failed` | `pending-approval`; a `started` row left
+behind by a killed process is "in doubt" on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flightdeck.audit import utc_now
+from flightdeck.config import data_dir
+
+JOURNAL_FILE = "runs.sqlite3"
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_runs",
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            plan_name TEXT NOT NULL,
+            plan_path TEXT NOT NULL,
+            content_hash TEXT,
+            status TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            launch_time TEXT NOT NULL,
+            inputs TEXT NOT NULL,
+            options TEXT NOT NULL,
+            error TEXT
+        );
+        CREATE TABLE steps (
+            run_id TEXT NOT NULL,
+            step_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            result TEXT,
+            error TEXT,
+            approval TEXT,
+            PRIMARY KEY (run_id, step_id)
+        );
+        CREATE TABLE outputs (
+            run_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            path TEXT,
+            mime_type TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            content TEXT,
+            PRIMARY KEY (run_id, name)
+        );
+        """,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class StepRow:
+    step_id: str
+    kind: str
+    status: str
+    started_at: str | None
+    finished_at: str | None
+    attempts: int
+    result: Any
+    error: dict[str, Any] | None
+    approval: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.step_id,
+            "kind": self.kind,
+            "status": self.status,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "attempts": self.attempts,
+            "error": self.error,
+            "approval": self.approval,
+        }
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    plan_name: str
+    plan_path: str
+    content_hash: str | None
+    status: str
+    started_at: str
+    finished_at: str | None
+    launch_time: str
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+    error: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "plan": self.plan_name,
+            "planPath": self.plan_path,
+            "contentHash": self.content_hash,
+            "status": self.status,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "launchTime": self.launch_time,
+            "inputs": self.inputs,
+            "options": self.options,
+            "error": self.error,
+        }
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+class Journal:
+    """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode. Each
+    write commits before it returns."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else data_dir() / JOURNAL_FILE
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+            )
+            done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+            for name, sql in MIGRATIONS:
+                if name not in done:
+                    conn.executescript(
+                        f"BEGIN; {sql}; INSERT INTO _migrations VALUES ('{name}', "
+                        "datetime('now')); COMMIT;"
+                    )
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _exec(self, sql: str, args: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._db().execute(sql, args)
+
+    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db().execute(sql, args).fetchall()
+
+    # runs -----------------------------------------------------------------
+    def create_run(
+        self,
+        run_id: str,
+        *,
+        plan_name: str,
+        plan_path: str,
+        content_hash: str | None,
+        launch_time: str,
+        inputs: dict[str, Any],
+        options: dict[str, Any],
+    ) -> None:
+        self._exec(
+            "INSERT INTO runs (run_id, plan_name, plan_path, content_hash, status, started_at,"
+            " launch_time, inputs, options) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+            (
+                run_id,
+                plan_name,
+                plan_path,
+                content_hash,
+                utc_now(),
+                launch_time,
+                _dumps(inputs),
+                _dumps(options),
+            ),
+        )
+
+    def set_run_status(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
+        finished = None if status == "running" else utc_now()
+        self._exec(
+            "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
+            (status, finished, None if error is None else _dumps(error), run_id),
+        )
+
+    def run(self, run_id: str) -> RunRow | None:
+        rows = self._rows(
+            "SELECT run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
+            " launch_time, inputs, options, error FROM runs WHERE run_id = ?",
+            (run_id,),
+        )
+        return _run_row(rows[0]) if rows else None
+
+    def runs(self, limit: int = 50) -> list[RunRow]:
+        rows = self._rows(
+            "SELECT run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
+            " launch_time, inputs, options, error FROM runs ORDER BY started_at DESC LIMIT ?",
+            (limit,),
+        )
+        return [_run_row(row) for row in rows]
+
+    # steps ----------------------------------------------------------------
+    def step_started(self, run_id: str, step_id: str, kind: str, approval: str | None) -> None:
+        self._exec(
+            "INSERT INTO steps (run_id, step_id, kind, status, started_at, approval)"
+            " VALUES (?, ?, ?, 'started', ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
+            " status = 'started', started_at = excluded.started_at, finished_at = NULL,"
+            " error = NULL, approval = excluded.approval",
+            (run_id, step_id, kind, utc_now(), approval),
+        )
+
+    def step_finished(
+        self,
+        run_id: str,
+        step_id: str,
+        kind: str,
+        status: str,
+        *,
+        attempts: int = 0,
+        result: Any = None,
+        error: dict[str, Any] | None = None,
+        approval: str | None = None,
+    ) -> None:
+        self._exec(
+            "INSERT INTO steps (run_id, step_id, kind, status, finished_at, attempts, result,"
+            " error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
+            " finished_at = excluded.finished_at, attempts = excluded.attempts,"
+            " result = excluded.result, error = excluded.error,"
+            " approval = COALESCE(excluded.approval, steps.approval)",
+            (
+                run_id,
+                step_id,
+                kind,
+                status,
+                utc_now(),
+                attempts,
+                None if result is None else _dumps(result),
+                None if error is None else _dumps(error),
+                approval,
+            ),
+        )
+
+    def steps(self, run_id: str) -> list[StepRow]:
+        rows = self._rows(
+            "SELECT step_id, kind, status, started_at, finished_at, attempts, result, error,"
+            " approval FROM steps WHERE run_id = ? ORDER BY rowid",
+            (run_id,),
+        )
+        return [
+            StepRow(r[0], r[1], r[2], r[3], r[4], r[5], _loads(r[6]), _loads(r[7]), r[8])
+            for r in rows
+        ]
+
+    # outputs --------------------------------------------------------------
+    def output(self, run_id: str, record: dict[str, Any], content: str | None) -> None:
+        self._exec(
+            "INSERT OR REPLACE INTO outputs (run_id, name, path, mime_type, sha256, bytes,"
+            " content) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                record["name"],
+                record.get("path"),
+                record["mimeType"],
+                record["sha256"],
+                record["bytes"],
+                content,
+            ),
+        )
+
+    def outputs(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT name, path, mime_type, sha256, bytes FROM outputs WHERE run_id = ?"
+            " ORDER BY rowid",
+            (run_id,),
+        )
+        return [
+            {"name": r[0], "path": r[1], "mimeType": r[2], "sha256": r[3], "bytes": r[4]}
+            for r in rows
+        ]
+
+
+def _run_row(row: tuple[Any, ...]) -> RunRow:
+    return RunRow(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        json.loads(row[8]),
+        json.loads(row[9]),
+        _loads(row[10]),
+    )

@@ -1,0 +1,396 @@
+"""`launch`: verify, resolve inputs once, walk the graph, materialize, audit.
+
+    result = await launch("weekly-metrics-digest@1.0.0", LaunchOptions(inputs={"window_days": "7"}))
+
+Verification comes first (hash, signature, publisher trust, as `verify`);
+an unfrozen SKILL.md runs only with `unsigned=True`, which is recorded. A
+new run resolves its inputs once and records them (by value) in the journal
+and the launch audit record; a resumed run (`resume=RUN_ID`) re-verifies
+the same plan, reuses the recorded inputs and completed steps, and re-runs
+only what did not complete. `replay=RUN_ID` reuses another run's inputs and
+recorded llm-seam outputs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from flightdeck.audit import AuditSink, default_sink
+from flightdeck.config import data_dir
+from flightdeck.flightplan import (
+    FlightPlan,
+    FlightPlanError,
+    Input,
+    Keyring,
+    SkillStore,
+    content_hash,
+    load_plan,
+    verify_plan,
+)
+from flightdeck.launch._approval import Approvals
+from flightdeck.launch._audit import AuditRouter
+from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._events import EventSink, LaunchEvent, ignore
+from flightdeck.launch._executor import Executor, LocalExecutor
+from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
+from flightdeck.launch._journal import Journal, RunRow
+from flightdeck.launch._outputs import materialize
+from flightdeck.launch._resume import in_doubt, memoised, replay_outputs
+from flightdeck.launch._scheduler import Scheduler, StepState
+from flightdeck.launch._services import StepServices
+from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
+
+
+@dataclass
+class LaunchOptions:
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    out_dir: Path | None = None  # default: data_dir()/runs/<run id>/outputs
+    approvals: Approvals = field(default_factory=Approvals)
+    max_parallel: int = 4
+    resume: str | None = None
+    replay: str | None = None
+    unsigned: bool = False
+    settings: StepSettings = field(default_factory=StepSettings)
+    input_prompt: Callable[[Input], str | None] | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    on_event: EventSink = ignore
+
+
+@dataclass(frozen=True)
+class VerifiedTarget:
+    plan: FlightPlan
+    path: Path
+    content_hash: str
+    version: str | None = None
+    publisher: str | None = None
+    signer: str | None = None
+    unsigned: bool = False
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    status: str  # completed | failed | pending-approval
+    plan: str
+    out_dir: Path
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    error: LaunchError | None = None
+    steps: dict[str, str] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    journal: Path | None = None
+    audit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "status": self.status,
+            "plan": self.plan,
+            "outDir": str(self.out_dir),
+            "outputs": self.outputs,
+            "error": self.error.to_dict() if self.error else None,
+            "steps": self.steps,
+            "pendingApproval": self.pending,
+            "journal": str(self.journal) if self.journal else None,
+            "audit": self.audit,
+        }
+
+
+@dataclass
+class Runtime:
+    """The process-local pieces of a launch; every one can be replaced."""
+
+    services: StepServices
+    executor: Executor | None = None
+    journal: Journal = field(default_factory=Journal)
+    audit: AuditSink = field(default_factory=default_sink)
+    audit_sinks: Mapping[str, AuditSink] = field(default_factory=dict)
+    store: SkillStore | None = None
+    keyring: Keyring | None = None
+
+
+def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> VerifiedTarget:
+    if unsigned:
+        path = Path(target)
+        if not path.is_file():
+            raise LaunchError("launch.not_found", f"--unsigned needs a SKILL.md path: {target}")
+        loaded = load_plan(path)
+        if loaded.plan is None or loaded.document is None or not loaded.ok:
+            first = loaded.errors[0] if loaded.errors else None
+            detail = f"{first.location}: {first.message} [{first.code}]" if first else "unreadable"
+            raise LaunchError("launch.invalid_plan", f"the plan does not validate: {detail}")
+        digest = content_hash(loaded.document.data, loaded.document.body)
+        return VerifiedTarget(loaded.plan, path, digest, unsigned=True)
+    try:
+        verified = verify_plan(target, store=runtime.store, keyring=runtime.keyring)
+    except FlightPlanError as exc:
+        raise LaunchError(exc.code, exc.message, hint=exc.hint) from None
+    return VerifiedTarget(
+        verified.plan,
+        verified.path,
+        verified.content_hash,
+        verified.version,
+        verified.publisher,
+        verified.signer_key_id,
+    )
+
+
+def new_run_id(clock: Callable[[], datetime]) -> str:
+    return clock().strftime("run-%Y%m%dT%H%M%S-") + secrets.token_hex(3)
+
+
+async def launch(target: str | Path | None, options: LaunchOptions, runtime: Runtime) -> RunResult:
+    """Launch (or resume) a plan. Raises `LaunchError` when nothing ran (bad
+    plan, bad inputs); a run that started always returns a `RunResult`."""
+    previous = _previous(runtime.journal, options.resume)
+    if previous is not None:
+        target = previous.plan_path
+        options.unsigned = bool(previous.options.get("unsigned"))
+    if target is None:
+        raise LaunchError("launch.no_target", "name a plan (NAME[@VERSION] or PATH) or --resume")
+    verified = verify_target(target, options.unsigned, runtime)
+    if previous is not None and previous.content_hash != verified.content_hash:
+        raise LaunchError(
+            "resume.plan_changed",
+            f"run {previous.run_id} ran {previous.content_hash}, the plan now is"
+            f" {verified.content_hash}",
+        )
+    executor = runtime.executor or LocalExecutor(runtime.services)
+    router = AuditRouter(runtime.audit, runtime.audit_sinks)
+    replayed = _previous(runtime.journal, options.replay)
+    if previous is not None:
+        run_id, resolved = previous.run_id, ResolvedInputs(previous.inputs, previous.launch_time)
+    else:
+        run_id = new_run_id(options.clock)
+        resolved = await _resolve(verified.plan, options, run_id, executor, router, replayed)
+    out_dir = options.out_dir or Path(
+        (previous.options.get("outDir") if previous else None)
+        or data_dir() / "runs" / run_id / "outputs"
+    )
+    if previous is None:
+        _start_run(runtime, router, verified, run_id, resolved, options, out_dir, replayed)
+    else:
+        runtime.journal.set_run_status(run_id, "running")
+        router.write(run_id, "launch.resume", {"plan": verified.plan.name})
+    options.on_event(LaunchEvent("run_started", run_id, detail={"plan": verified.plan.name}))
+    scheduler = Scheduler(
+        plan=verified.plan,
+        run_id=run_id,
+        inputs=resolved.values,
+        launch_time=resolved.launch_time,
+        executor=executor,
+        journal=runtime.journal,
+        audit=router,
+        approvals=options.approvals,
+        settings=options.settings,
+        max_parallel=options.max_parallel,
+        emit=options.on_event,
+        replay=replay_outputs(runtime.journal, replayed, verified.content_hash),
+    )
+    if previous is not None:
+        scheduler.state = memoised(runtime.journal, verified.plan, run_id)
+        in_doubt(runtime.journal, verified.plan, run_id, scheduler.state)
+    state = await scheduler.run()
+    result = _conclude(verified, run_id, state, out_dir, runtime, router)
+    options.on_event(LaunchEvent("run_finished", run_id, status=result.status))
+    return result
+
+
+def _previous(journal: Journal, run_id: str | None) -> RunRow | None:
+    if run_id is None:
+        return None
+    row = journal.run(run_id)
+    if row is None:
+        raise LaunchError("resume.unknown_run", f"no run {run_id} in {journal.path}")
+    return row
+
+
+async def _resolve(
+    plan: FlightPlan,
+    options: LaunchOptions,
+    run_id: str,
+    executor: Executor,
+    router: AuditRouter,
+    replayed: RunRow | None,
+) -> ResolvedInputs:
+    if replayed is not None:
+        return ResolvedInputs(dict(replayed.inputs), replayed.launch_time)
+    launch_time = ""
+
+    async def read_source(item: Input) -> Any:
+        ref = item.resolution.source_action_ref or ""
+        requirement = plan.action(ref)
+        if requirement is None or requirement.trust_contract is None:
+            raise LaunchError("action.undeclared", f"source {ref} is not in requires.actions")
+        step_id = f"inputs.{item.name}"
+        approval = options.approvals.decide(step_id, ref, requirement.trust_contract.effect)
+        if not (approval.startswith("approved") or approval == "not-required"):
+            raise LaunchError(
+                "approval.required",
+                f"the source read of input {item.name} ({ref}) needs approval",
+                hint=f"--approve {step_id}",
+            )
+        task = StepTask(
+            run_id=run_id,
+            step_id=step_id,
+            kind="action-call",
+            step={"id": step_id, "kind": "action-call", "actionRef": ref},
+            values={},
+            launch_time=launch_time,
+            contract=dict(requirement.trust_contract.raw),
+            approval=approval,
+            settings=options.settings,
+        )
+        outcome: StepOutcome = await executor.submit(task)
+        for record in outcome.audit:
+            router.write(run_id, record["kind"], record["fields"])
+        if outcome.status != "completed":
+            raise LaunchError.from_dict(outcome.error or {"message": "source read failed"})
+        return outcome.result
+
+    return await resolve_inputs(
+        plan,
+        options.inputs,
+        clock=options.clock,
+        prompt=options.input_prompt,
+        read_source=read_source,
+    )
+
+
+def _start_run(
+    runtime: Runtime,
+    router: AuditRouter,
+    verified: VerifiedTarget,
+    run_id: str,
+    resolved: ResolvedInputs,
+    options: LaunchOptions,
+    out_dir: Path,
+    replayed: RunRow | None,
+) -> None:
+    flags = {
+        "unsigned": verified.unsigned,
+        "noSandbox": options.settings.no_sandbox,
+        "replayOf": replayed.run_id if replayed else None,
+        "outDir": str(out_dir),
+        "maxParallel": options.max_parallel,
+    }
+    runtime.journal.create_run(
+        run_id,
+        plan_name=verified.plan.name or "?",
+        plan_path=str(verified.path),
+        content_hash=verified.content_hash,
+        launch_time=resolved.launch_time,
+        inputs=resolved.values,
+        options=flags,
+    )
+    router.write(
+        run_id,
+        "launch.run",
+        {
+            "plan": verified.plan.name,
+            "version": verified.version,
+            "contentHash": verified.content_hash,
+            "signer": verified.signer,
+            "publisher": verified.publisher,
+            "launchTime": resolved.launch_time,
+            "inputs": resolved.values,
+            "sourceReads": resolved.source_reads,
+            **flags,
+        },
+    )
+
+
+def _conclude(
+    verified: VerifiedTarget,
+    run_id: str,
+    state: StepState,
+    out_dir: Path,
+    runtime: Runtime,
+    router: AuditRouter,
+) -> RunResult:
+    plan = verified.plan
+    statuses = {step.id: _status(step.id, state) for step in plan.steps}
+    result = RunResult(
+        run_id,
+        "completed",
+        plan.name or "?",
+        out_dir,
+        steps=statuses,
+        journal=runtime.journal.path,
+        audit=_audit_where(runtime.audit),
+    )
+    if state.failed:
+        first = next(step.id for step in plan.steps if step.id in state.failed)
+        result.status, result.error = "failed", LaunchError.from_dict(state.failed[first])
+    elif state.pending:
+        result.status = "pending-approval"
+        result.pending = [step.id for step in plan.steps if step.id in state.pending]
+    else:
+        try:
+            result.outputs = _materialize_all(plan, state, out_dir, run_id, runtime, router)
+        except LaunchError as exc:
+            result.status, result.error = "failed", exc
+    runtime.journal.set_run_status(
+        run_id, result.status, result.error.to_dict() if result.error else None
+    )
+    router.write(
+        run_id,
+        "launch.finish",
+        {
+            "status": result.status,
+            "error": result.error.to_dict() if result.error else None,
+            "pendingApproval": result.pending,
+        },
+    )
+    return result
+
+
+def _status(step_id: str, state: StepState) -> str:
+    if step_id in state.done:
+        return "completed"
+    if step_id in state.failed:
+        return "failed"
+    if step_id in state.pending:
+        return "pending-approval"
+    return "blocked"
+
+
+def _materialize_all(
+    plan: FlightPlan,
+    state: StepState,
+    out_dir: Path,
+    run_id: str,
+    runtime: Runtime,
+    router: AuditRouter,
+) -> list[dict[str, Any]]:
+    records = []
+    for output in plan.outputs:
+        step = next((s for s in plan.steps if s.materializes_output == output.name), None)
+        if step is None or step.id not in state.done:
+            raise LaunchError(
+                "output.missing",
+                f"declared output {output.name!r} was not produced"
+                + (" (no step materializes it)" if step is None else f" by step {step.id}"),
+            )
+        memo = state.done[step.id]
+        value = memo["outputs"][step.outputs[0]] if len(step.outputs) == 1 else memo["result"]
+        try:
+            made = materialize(output, value, out_dir)
+        except LaunchError as exc:
+            exc.step = step.id
+            raise
+        record = {**made.record, "step": step.id}
+        keep = made.content if output.publish_target != "file" else None
+        runtime.journal.output(run_id, record, keep)
+        router.write(run_id, "launch.output", record)
+        records.append(record)
+    return records
+
+
+def _audit_where(sink: AuditSink) -> str | None:
+    path = getattr(sink, "path", None)
+    return str(path) if path is not None else None

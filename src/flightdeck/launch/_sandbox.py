@@ -1,0 +1,66 @@
+"""The tool-step sandbox: bubblewrap when it is installed and works.
+
+The sandbox is read-only system directories, a private `/tmp`, `/proc` and
+`/dev`, the step's mount path (read-only, holding `input.json`) and collect
+path (writable), a cleared environment, and no network: `--unshare-all`
+unless the step's sealed `lock.stepTrust` hosts allow network, in which case
+the network namespace is shared and the tool is pointed at the host-side
+egress proxy that admits only those hosts.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from pathlib import Path
+
+_SYSTEM_DIRS = ("/usr", "/etc", "/opt")
+_LINKS = (("usr/bin", "/bin"), ("usr/sbin", "/sbin"), ("usr/lib", "/lib"), ("usr/lib64", "/lib64"))
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@functools.cache
+def bwrap_path() -> str | None:
+    """The bubblewrap binary, when present and able to create a sandbox here
+    (unprivileged user namespaces can be disabled on a host)."""
+    found = shutil.which("bwrap")
+    if found is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [found, "--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found if probe.returncode == 0 else None
+
+
+def bwrap_argv(
+    bwrap: str,
+    command: list[str],
+    *,
+    mount: tuple[Path, str] | None,
+    collect: tuple[Path, str] | None,
+    network: bool,
+    env: dict[str, str],
+) -> list[str]:
+    argv = [bwrap, "--die-with-parent", "--new-session", "--clearenv"]
+    argv += ["--unshare-all"] + (["--share-net"] if network else [])
+    for folder in _SYSTEM_DIRS:
+        if Path(folder).is_dir():
+            argv += ["--ro-bind", folder, folder]
+    for target, link in _LINKS:
+        if Path("/" + target).exists():
+            argv += ["--symlink", target, link]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    if mount is not None:
+        argv += ["--ro-bind", str(mount[0]), mount[1]]
+    if collect is not None:
+        argv += ["--bind", str(collect[0]), collect[1], "--chdir", collect[1]]
+    for key, value in {"PATH": SAFE_PATH, "HOME": "/tmp", **env}.items():
+        argv += ["--setenv", key, value]
+    return [*argv, "--", *command]

@@ -1,0 +1,208 @@
+"""Walk the step graph: topological order, ties by declaration order, ready
+steps dispatched concurrently up to `max_parallel`.
+
+Each finished step is journaled before any further step is dispatched. A
+failed step stops its dependants (recorded as `blocked`) while independent
+branches finish; a step waiting for approval is `pending-approval` and so
+are its dependants' chances (they stay `blocked`). Completed steps of an
+earlier attempt (resume) are memoised, never re-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flightdeck.flightplan import FlightPlan, Step, StepGraph
+from flightdeck.launch._approval import PENDING, Approvals
+from flightdeck.launch._audit import AuditRouter
+from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._events import EventSink, LaunchEvent
+from flightdeck.launch._executor import Executor
+from flightdeck.launch._journal import Journal
+from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
+
+
+@dataclass
+class StepState:
+    """Where each step ended up. `done` maps a completed step to its
+    `{"result", "outputs"}`; the other maps give the error or reason."""
+
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pending: set[str] = field(default_factory=set)
+    blocked: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Scheduler:
+    plan: FlightPlan
+    run_id: str
+    inputs: Mapping[str, Any]
+    launch_time: str
+    executor: Executor
+    journal: Journal
+    audit: AuditRouter
+    approvals: Approvals
+    settings: StepSettings
+    max_parallel: int = 4
+    emit: EventSink = field(default=lambda _: None)
+    replay: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    state: StepState = field(default_factory=StepState)
+
+    async def run(self) -> StepState:
+        try:
+            order = StepGraph.of(self.plan).topological_order()
+        except ValueError:
+            raise LaunchError("plan.cycle", "the step graph has a cycle") from None
+        steps = {step.id: step for step in self.plan.steps}
+        running: dict[asyncio.Task[StepOutcome], Step] = {}
+        waiting = [step_id for step_id in order if not self._settled(step_id)]
+        while waiting or running:
+            for step_id in list(waiting):
+                if len(running) >= max(self.max_parallel, 1):
+                    break
+                step = steps[step_id]
+                readiness = self._readiness(step)
+                if readiness == "wait":
+                    continue
+                waiting.remove(step_id)
+                if readiness == "blocked":
+                    self._block(step)
+                    continue
+                task = self._dispatch(step)
+                if task is not None:
+                    running[asyncio.ensure_future(self.executor.submit(task))] = step
+            if not running:
+                if waiting and all(self._readiness(steps[s]) == "wait" for s in waiting):
+                    raise AssertionError("scheduler stalled")  # impossible on a DAG
+                continue
+            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for future in finished:
+                self._finish(running.pop(future), future.result())
+        return self.state
+
+    # ------------------------------------------------------------------
+    def _settled(self, step_id: str) -> bool:
+        return step_id in self.state.done
+
+    def _readiness(self, step: Step) -> str:
+        deps = step.dependencies()
+        if any(
+            d in self.state.failed or d in self.state.blocked or d in self.state.pending
+            for d in deps
+        ):
+            return "blocked"
+        if all(d in self.state.done for d in deps):
+            return "ready"
+        return "wait"
+
+    def _block(self, step: Step) -> None:
+        self.state.blocked.add(step.id)
+        self.journal.step_finished(self.run_id, step.id, step.kind or "?", "blocked")
+        self.emit(LaunchEvent("step_finished", self.run_id, step.id, "blocked"))
+
+    def _values(self, step: Step) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, binding in step.bindings().items():
+            if binding.input is not None:
+                values[name] = self.inputs[binding.input]
+                continue
+            outputs = self.state.done[binding.step or ""]["outputs"]
+            if binding.output not in outputs:
+                raise LaunchError(
+                    "binding.missing_output",
+                    f"{binding.text}: step {binding.step} produced no output {binding.output!r}",
+                    step=step.id,
+                )
+            values[name] = outputs[binding.output]
+        return values
+
+    def _dispatch(self, step: Step) -> StepTask | None:
+        kind = step.kind or "?"
+        approval = "not-required"
+        contract: dict[str, Any] | None = None
+        try:
+            values = self._values(step)
+            if kind == "action-call":
+                requirement = self.plan.action(step.action_ref or "")
+                if requirement is None or requirement.trust_contract is None:
+                    raise LaunchError(
+                        "action.undeclared",
+                        f"{step.action_ref} is not declared in requires.actions",
+                        step=step.id,
+                    )
+                contract = dict(requirement.trust_contract.raw)
+                approval = self.approvals.decide(
+                    step.id, step.action_ref or "", requirement.trust_contract.effect
+                )
+        except LaunchError as exc:
+            self._finish(step, StepOutcome.failed(exc.to_dict()))
+            return None
+        if approval == PENDING:
+            self.state.pending.add(step.id)
+            self.journal.step_finished(
+                self.run_id, step.id, kind, "pending-approval", approval=PENDING
+            )
+            self.emit(LaunchEvent("step_finished", self.run_id, step.id, "pending-approval"))
+            return None
+        if approval.startswith("denied"):
+            error = LaunchError("approval.denied", f"approval denied ({approval})", step=step.id)
+            self._finish(step, StepOutcome.failed(error.to_dict()), approval)
+            return None
+        self.journal.step_started(self.run_id, step.id, kind, approval)
+        self.emit(LaunchEvent("step_started", self.run_id, step.id, "running"))
+        return StepTask(
+            run_id=self.run_id,
+            step_id=step.id,
+            kind=kind,
+            step=dict(step.raw),
+            values=values,
+            launch_time=self.launch_time,
+            contract=contract,
+            approval=approval,
+            step_hosts=list(self._sealed_hosts(step)) if kind == "tool" else None,
+            replay=self.replay.get(step.id) if kind == "llm-seam" else None,
+            settings=self.settings,
+        )
+
+    def _sealed_hosts(self, step: Step) -> tuple[str, ...]:
+        # Only the reach sealed into the signed lock counts; the step's own
+        # trustContract is what freeze sealed, never re-supplied at launch.
+        lock = self.plan.lock
+        return lock.step_trust.get(step.id, ()) if lock is not None else ()
+
+    def _finish(self, step: Step, outcome: StepOutcome, approval: str | None = None) -> None:
+        kind = step.kind or "?"
+        for record in outcome.audit:
+            self.audit.write(self.run_id, record["kind"], record["fields"])
+        if outcome.status == "completed":
+            memo = {"result": outcome.result, "outputs": outcome.outputs}
+            self.journal.step_finished(
+                self.run_id, step.id, kind, "completed", attempts=outcome.attempts, result=memo
+            )
+            self.state.done[step.id] = memo
+        else:
+            error = outcome.error or {"code": "step.failed", "message": "failed"}
+            error = {**error, "step": error.get("step") or step.id}
+            self.journal.step_finished(
+                self.run_id,
+                step.id,
+                kind,
+                "failed",
+                attempts=outcome.attempts,
+                error=error,
+                approval=approval,
+            )
+            self.state.failed[step.id] = error
+        self.emit(
+            LaunchEvent(
+                "step_finished",
+                self.run_id,
+                step.id,
+                outcome.status,
+                {"error": outcome.error} if outcome.error else {},
+            )
+        )

@@ -1,0 +1,158 @@
+"""Run a tool step: an argv with no shell, inside the sandbox.
+
+Bindings are written to `<mount.path>/input.json`; after the command exits 0
+the regular files under `collect.path` (symlinks and other special files are
+skipped, and reported) become the step output as a file-map:
+`[{path, mimeType, encoding, content}]`. Without a working sandbox the step
+refuses unless `--no-sandbox` was given; then the command runs directly, with
+the mount and collect paths in its argv rewritten to host directories (also
+exported as `FLIGHTDECK_MOUNT` / `FLIGHTDECK_COLLECT`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import mimetypes
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
+from flightdeck.launch._services import StepServices
+from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
+
+DEFAULT_MOUNT = "/flightdeck/in"
+DEFAULT_COLLECT = "/flightdeck/out"
+
+
+async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
+    hosts = list(task.step_hosts or [])
+    bwrap = None if task.settings.no_sandbox else bwrap_path()
+    record = {
+        "step": task.step_id,
+        "sandbox": "bubblewrap" if bwrap else "none",
+        "network": "hosts" if hosts else "none",
+        "allowedHosts": hosts,
+        "contacted": [],
+    }
+    audit = [{"kind": "launch.tool_network", "fields": record}]
+    try:
+        if bwrap is None and not task.settings.no_sandbox:
+            raise LaunchError(
+                "tool.no_sandbox",
+                "no sandbox is available for this tool step (bubblewrap not found or not usable)",
+                hint="install bubblewrap (apt-get install -y bubblewrap), or pass --no-sandbox"
+                " to run tool steps unsandboxed (recorded in the audit)",
+            )
+        with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
+            files, skipped = await _execute(task, Path(scratch), bwrap, hosts)
+        record["skipped"] = skipped
+        value: Any = files
+        names = list(task.step.get("outputs", []))
+        outputs = _by_name(names, files) if len(names) > 1 else split_outputs(names, value)
+    except LaunchError as exc:
+        exc.step = task.step_id
+        return StepOutcome.failed(exc.to_dict(), audit)
+    return StepOutcome("completed", result=value, outputs=outputs, audit=audit)
+
+
+async def _execute(
+    task: StepTask, scratch: Path, bwrap: str | None, hosts: list[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    mount_path = str(task.step.get("mount", {}).get("path") or DEFAULT_MOUNT)
+    collect_path = str(task.step.get("collect", {}).get("path") or DEFAULT_COLLECT)
+    host_mount, host_collect = scratch / "mount", scratch / "collect"
+    host_mount.mkdir()
+    host_collect.mkdir()
+    (host_mount / "input.json").write_text(
+        json.dumps(task.values, sort_keys=True, ensure_ascii=False), "utf-8"
+    )
+    command = [str(part) for part in task.step.get("command", [])]
+    if bwrap is not None:
+        argv = bwrap_argv(
+            bwrap,
+            command,
+            mount=(host_mount, mount_path),
+            collect=(host_collect, collect_path),
+            network=bool(hosts),
+            env={"FLIGHTDECK_MOUNT": mount_path, "FLIGHTDECK_COLLECT": collect_path},
+        )
+        env = {"PATH": SAFE_PATH}
+    else:
+        argv = [
+            part.replace(mount_path, str(host_mount)).replace(collect_path, str(host_collect))
+            for part in command
+        ]
+        env = {
+            "PATH": os.environ.get("PATH", SAFE_PATH),
+            "HOME": str(scratch),
+            "FLIGHTDECK_MOUNT": str(host_mount),
+            "FLIGHTDECK_COLLECT": str(host_collect),
+        }
+    await _run(argv, env, cwd=host_collect, timeout=task.settings.tool_timeout)
+    return _collect(host_collect)
+
+
+async def _run(argv: list[str], env: dict[str, str], *, cwd: Path, timeout: float) -> None:
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:
+        raise LaunchError("tool.not_found", f"cannot run {argv[0]}: {exc.strerror}") from None
+    try:
+        _, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise LaunchError("tool.timeout", f"the tool ran longer than {timeout:g}s") from None
+    if process.returncode != 0:
+        tail = stderr.decode("utf-8", "replace").strip()[-600:]
+        raise LaunchError("tool.exit", f"the tool exited with status {process.returncode}: {tail}")
+
+
+def _collect(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    files: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(folder, name)
+            relative = path.relative_to(root).as_posix()
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                skipped.append(relative)  # symlinks, fifos, sockets never leave the sandbox
+                continue
+            data = path.read_bytes()
+            try:
+                content = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise LaunchError(
+                    "tool.binary_output",
+                    f"{relative} is not UTF-8; v1 materializes utf-8 artifacts only",
+                ) from None
+            mime = mimetypes.guess_type(name)[0] or "text/plain"
+            files.append(
+                {"path": relative, "mimeType": mime, "encoding": "utf-8", "content": content}
+            )
+    return files, skipped
+
+
+def _by_name(names: list[str], files: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in names:
+        match = [f for f in files if f["path"] == name or Path(f["path"]).stem == name]
+        if not match:
+            raise LaunchError(
+                "step.outputs", f"the tool did not collect a file for output {name!r}"
+            )
+        out[name] = match[0]
+    return out
