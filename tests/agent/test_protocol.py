@@ -99,3 +99,15 @@ def test_drift_every_field_is_documented() -> None:
     for model in (*p.EVENT_TYPES, *p.COMMAND_TYPES):
         for name in model.model_fields:
             assert f"`{name}`" in text, f"{p.wire_type(model)}.{name} is not in docs/protocol.md"
+
+
+@given(st.text(max_size=50), st.text(max_size=10))
+def test_fast_delta_encoding_equals_the_generic_one(text: str, msg_id: str) -> None:
+    for event in (
+        p.TextDeltaEvent(text=text, msg_id=msg_id),
+        p.ThinkingEvent(text=text, msg_id=msg_id),
+    ):
+        line = p.encode_event(event)
+        assert json.loads(line) == event.model_dump(mode="json")
+        assert len(line.splitlines()) == 1  # never split by any line breaker
+        assert p.decode_event(line) == event

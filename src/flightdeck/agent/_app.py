@@ -117,11 +117,15 @@ async def run_json_stream(
     except SetupError as exc:
         info = p.ErrorInfo(code="config_error", message=str(exc), retryable=False)
         writer(p.ErrorEvent(msg_id=None, error=info))
+        writer.flush()
         print(f"flightdeck agent: {exc}", file=sys.stderr)
         return 1
     session = started.session
     writer(session.ready_event())
     for problem in started.problems:
         writer(p.InfoEvent(msg_id=None, message=problem))
-    await serve(session, read_lines(stdin), on_stop_signal=sigterm_hook)
+    try:
+        await serve(session, read_lines(stdin), on_stop_signal=sigterm_hook)
+    finally:
+        writer.flush()
     return 0

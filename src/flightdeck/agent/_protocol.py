@@ -26,7 +26,9 @@ ErrorCode = Literal[
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: each model's validator is built on first use, not at import,
+    # so `ready` is not delayed by models the session has not needed yet.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 # ---- commands (stdin) -------------------------------------------------------
@@ -273,8 +275,23 @@ def _describe(exc: ValidationError) -> str:
 
 def encode_event(event: Event) -> str:
     """One event as one JSON line (no trailing newline)."""
-    data = event.model_dump(mode="json")
-    return json.dumps(_prune(data), ensure_ascii=False, separators=(",", ":"))
+    if isinstance(event, TextDeltaEvent | ThinkingEvent):
+        # The hot path (one line per streamed delta), built directly; a test
+        # checks it equals the generic encoding.
+        line = (
+            f'{{"type":"{event.type}","text":{_dumps(event.text)},"msg_id":{_dumps(event.msg_id)}}}'
+        )
+    else:
+        line = _dumps(_prune(event.model_dump(mode="json")))
+    # Valid JSON either way, but line splitters that honour Unicode line breaks
+    # (NEL, LS, PS) would cut the line there; escaped, every reader sees one line.
+    return line if line.isascii() else line.translate(_UNICODE_BREAKS)
+
+
+_UNICODE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _prune(data: dict[str, Any]) -> dict[str, Any]:

@@ -6,13 +6,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 _ALWAYS_SKIP = frozenset({".git"})
 
 
 def _load(directory: Path) -> pathspec.GitIgnoreSpec | None:
+    import pathspec  # imported on first search, not at agent start-up
+
     try:
         lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
     except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError, PermissionError):
