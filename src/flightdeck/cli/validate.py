@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from flightdeck.cli._render import print_diagnostics_by_file, summary_line
-from flightdeck.documents import DocumentKind, Limits
-from flightdeck.validation import ValidateOptions, ValidationReport, validate_paths
+from flightdeck.documents import Diagnostic, DocumentKind, Limits, Severity
+from flightdeck.validation import FileReport, ValidateOptions, ValidationReport, validate_paths
 
 _KINDS = [k.value for k in DocumentKind]
 
@@ -46,6 +46,7 @@ def _progress_printer() -> Callable[[int, Path], None] | None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Resolve refs against this workspace (default: each file's nearest workspace).",
 )
+@click.option("-v", "--verbose", is_flag=True, help="Also print info notes (e.g. orphan tools).")
 @click.option("--max-bytes", type=int, default=Limits.max_bytes, show_default=True)
 @click.option("--max-depth", type=int, default=Limits.max_depth, show_default=True)
 @click.option("--max-aliases", type=int, default=Limits.max_alias_expansion, show_default=True)
@@ -56,6 +57,7 @@ def validate(
     strict: bool,
     libraries: tuple[Path, ...],
     workspace: Path | None,
+    verbose: bool,
     max_bytes: int,
     max_depth: int,
     max_aliases: int,
@@ -85,10 +87,15 @@ def validate(
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        _print_text(report)
+        _print_text(report, verbose=verbose)
     sys.exit(0 if report.ok else 1)
 
 
-def _print_text(report: ValidationReport) -> None:
-    print_diagnostics_by_file((f.path, f.kind, f.diagnostics) for f in report.files)
+def _print_text(report: ValidationReport, *, verbose: bool) -> None:
+    def shown(file: FileReport) -> tuple[Diagnostic, ...]:
+        if verbose or file.skipped:
+            return file.diagnostics
+        return tuple(d for d in file.diagnostics if d.severity is not Severity.INFO)
+
+    print_diagnostics_by_file((f.path, f.kind, shown(f)) for f in report.files)
     click.echo(summary_line(report.summary()))
