@@ -139,3 +139,35 @@ def test_inspect_resolves_against_the_files_own_workspace() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert report["implements"]["id"] == "notes:append"
+
+
+def test_colour_on_a_terminal(tmp_path: Path) -> None:
+    """Human output is coloured only when stdout is a terminal."""
+    import os
+    import pty
+    import subprocess
+
+    from tests.cli._run import FLIGHTDECK
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(FLIGHTDECK), "validate", str(_tree(tmp_path))],
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    output = b"".join(chunks).decode()
+    assert proc.returncode == 1
+    assert "\x1b[" in output and "schema.enum" in output
