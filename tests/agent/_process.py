@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from flightdeck.agent.protocol import decode_event
+
 FLIGHTDECK = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "flightdeck")
 
 
@@ -54,6 +56,7 @@ class AgentProcess:
         if line is None:
             raise EOFError(f"agent exited; stderr: {self.stderr()}")
         event: dict[str, Any] = json.loads(line)
+        decode_event(line)  # stdout carries protocol events only, each a valid model
         return event
 
     def until(self, kind: str, timeout: float = 20.0) -> list[dict[str, Any]]:

@@ -48,7 +48,8 @@ def kinds(events: list[dict[str, Any]]) -> list[str]:
 
 def test_spec_3_1_ready_first_then_3_2_message_turn(server: FakeLLMServer, ws: Path) -> None:
     server.add(Turn(text="Hi! How can I help?", usage={"input_tokens": 42, "output_tokens": 7}))
-    with anthropic(server, ws, "--model", "claude-test", "--max-tokens", "1000") as agent:
+    flags = ("--model", "claude-test", "--max-tokens", "1000", "--system-prompt", "Be brief.")
+    with anthropic(server, ws, *flags) as agent:
         ready = agent.next()
         assert ready["type"] == "ready" and ready["version"] == "0.1.0"
         assert ready["session_id"] and ready["capabilities"] == {
@@ -74,6 +75,7 @@ def test_spec_3_1_ready_first_then_3_2_message_turn(server: FakeLLMServer, ws: P
         }
         body = server.requests[0]
         assert body["model"] == "claude-test" and body["max_tokens"] == 1000
+        assert "Be brief." in json.dumps(body["system"])
         assert {t["name"] for t in body["tools"]} == {
             "Read",
             "Write",
@@ -379,3 +381,64 @@ def test_max_turns_through_process(server: FakeLLMServer, ws: Path) -> None:
         events = agent.until("stream_end")
         assert kinds(events)[-2] == "info" and "2 turns" in events[-2]["message"]
         assert len(server.requests) == 2
+
+
+def test_unknown_provider_flag_is_config_error_event(ws: Path) -> None:
+    with AgentProcess("--provider", "acme", env=KEY, workspace=ws) as agent:
+        event = agent.next()
+        assert event["error"]["code"] == "config_error" and "acme" in event["error"]["message"]
+        assert agent.wait() == 1
+
+
+def test_sessions_disabled_ready_has_no_session_id(server: FakeLLMServer, ws: Path) -> None:
+    (ws / "flightdeck.toml").write_text("[agent]\nsessions = false\n")
+    with anthropic(server, ws) as agent:
+        ready = agent.next()
+        assert ready["type"] == "ready" and "session_id" not in ready
+
+
+def test_torn_session_record_is_reported_after_ready(server: FakeLLMServer, ws: Path) -> None:
+    server.add(Turn(text="first"), Turn(text="second"))
+    with anthropic(server, ws, "--session-id", "torn") as agent:
+        agent.next()
+        agent.send(msg("m1", "remember me"))
+        agent.until("stream_end")
+        agent.close_stdin()
+        agent.wait()
+    from flightdeck.agent._app import sessions_root
+
+    with open(sessions_root() / "torn" / "messages.jsonl", "ab") as handle:
+        handle.write(b'{"kind":"messages","messages":[{"ro')
+    with anthropic(server, ws, "--resume", "torn") as agent:
+        assert agent.next()["type"] == "ready"
+        info = agent.next()
+        assert info["type"] == "info" and "torn" in info["message"]
+        agent.send(msg("m2"))
+        agent.until("stream_end")
+    assert "remember me" in json.dumps(server.requests[-1]["messages"])
+
+
+def test_terminal_mode_chats_and_asks_for_approval(server: FakeLLMServer, ws: Path) -> None:
+    """Without --json-stream: a chat for a person, approval asked as y/n/always."""
+    import os
+    import subprocess
+
+    from tests.agent._process import FLIGHTDECK
+
+    server.add(
+        Turn(text="Hello **human**"),
+        Turn(tool_calls=[ToolCall("Write", {"file_path": "t.txt", "content": "x"})]),
+        Turn(text="Written."),
+    )
+    done = subprocess.run(
+        [FLIGHTDECK, "agent", "--base-url", server.base_url, "--workspace", str(ws)],
+        input="hi\nwrite it\ny\n/exit\n",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **KEY, "COLUMNS": "100"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Hello" in done.stdout and "human" in done.stdout
+    assert "Write" in done.stdout and "allow?" in done.stdout and "Written." in done.stdout
+    assert (ws / "t.txt").read_text() == "x"

@@ -121,11 +121,15 @@ async def run_json_stream(
         print(f"flightdeck agent: {exc}", file=sys.stderr)
         return 1
     session = started.session
-    writer(session.ready_event())
-    for problem in started.problems:
+    from flightdeck.agent._extensions import attach_extensions
+
+    extensions = await attach_extensions(session)  # MCP, manifest tools, Spawn
+    writer(extensions.decorate(session.ready_event()))
+    for problem in [*started.problems, *extensions.problems]:
         writer(p.InfoEvent(msg_id=None, message=problem))
     try:
         await serve(session, read_lines(stdin), on_stop_signal=sigterm_hook)
     finally:
+        await extensions.close()
         writer.flush()
     return 0

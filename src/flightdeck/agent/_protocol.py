@@ -21,7 +21,14 @@ PROTOCOL_VERSION = "0.1.0"
 Category = Literal["info", "edit", "exec", "mcp"]
 Mode = Literal["default", "auto_edit", "yolo"]
 ErrorCode = Literal[
-    "provider_error", "tool_error", "config_error", "protocol_error", "internal_error"
+    "provider_error",
+    "tool_error",
+    "config_error",
+    "protocol_error",
+    "internal_error",
+    # The conversation cannot be made to fit the model's context window
+    # (agent part 2; see docs/agent-extensions.md).
+    "context_overflow",
 ]
 
 
@@ -87,10 +94,29 @@ COMMAND_TYPES: tuple[type[_Wire], ...] = (
 # ---- events (stdout) ----------------------------------------------------------
 
 
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+class McpServerInfo(_Wire):
+    """One configured MCP server in `ready.capabilities.mcp_servers`."""
+
+    transport: Literal["stdio", "http"]
+    where: str
+    connected: bool
+    tools: list[str] = Field(default_factory=list)
+    error: str | None = Field(default=None, exclude_if=_absent)
+
+
 class Capabilities(_Wire):
     tool_approval: bool
     thinking: bool
     mcp: bool
+    # Optional additions (a minor, backward-compatible extension of the spec):
+    # present only when MCP servers are configured / extension tools are loaded.
+    mcp_servers: dict[str, McpServerInfo] | None = Field(default=None, exclude_if=_absent)
+    # tool name -> where it comes from, for tools beyond the built-in ones
+    tools: dict[str, str] | None = Field(default=None, exclude_if=_absent)
 
 
 class ReadyEvent(_Wire):

@@ -15,8 +15,9 @@ import click
 @click.option("--json-stream", is_flag=True, help="Speak the JSON Stream Protocol on stdin/stdout.")
 @click.option(
     "--provider",
-    type=click.Choice(["anthropic", "openai", "bedrock", "vertex"]),
-    help="Model provider (default: [agent] provider in config, else anthropic).",
+    # Not a click.Choice: an unknown provider must reach the host as a
+    # `config_error` event on stdout, not as a usage message on stderr.
+    help="anthropic, openai, bedrock or vertex (default: [agent] provider, else anthropic).",
 )
 @click.option("--model", help="Model id (default: the provider's default model).")
 @click.option("--max-tokens", type=int, help="Output token limit per model call.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Category = Literal["info", "edit", "exec", "mcp"]
 OutputType = Literal["text", "diff", "image"]
@@ -68,7 +68,11 @@ class Tool(Protocol):
     name: str
     category: Category
     description: str
-    input_schema: ClassVar[dict[str, Any]]
+
+    # Read-only, so a class constant (built-in tools) or a per-instance schema
+    # (MCP and manifest tools) both fit.
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
 
     def summary(self, args: dict[str, Any]) -> str:
         """A one-line human description of this call."""

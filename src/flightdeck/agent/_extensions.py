@@ -1,0 +1,90 @@
+"""The tools beyond the built-in ones (agent part 2), loaded at start-up:
+MCP servers' tools, the workspace's manifest tools and `Spawn`.
+
+`load_extensions` returns them with where each comes from; the app adds them
+to the session, decorates `ready.capabilities` with what was loaded, reports
+each problem with `info`, and closes the MCP connections on shutdown. Nothing
+here is imported, and no MCP SDK is loaded, unless the agent starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flightdeck.agent import _protocol as p
+from flightdeck.agent._engine import AgentSession
+from flightdeck.agent._settings import AgentSettings
+from flightdeck.agent.mcp import McpManager, connect_servers, parse_mcp_config
+from flightdeck.agent.tools import Tool
+
+
+@dataclass
+class Extensions:
+    tools: list[Tool] = field(default_factory=list)
+    # tool name -> where it comes from (MCP server, manifest file)
+    sources: dict[str, str] = field(default_factory=dict)
+    mcp: McpManager | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, tool: Tool, source: str) -> None:
+        self.tools.append(tool)
+        self.sources[tool.name] = source
+
+    def decorate(self, ready: p.ReadyEvent) -> p.ReadyEvent:
+        """`ready` with honest `capabilities.mcp` and what was loaded from where."""
+        update: dict[str, Any] = {"mcp": self.mcp is not None and self.mcp.available}
+        if self.mcp is not None and self.mcp.statuses:
+            update["mcp_servers"] = {
+                s.name: p.McpServerInfo(
+                    transport="http" if s.transport == "http" else "stdio",
+                    where=s.where,
+                    connected=s.connected,
+                    tools=list(s.tools),
+                    error=s.error,
+                )
+                for s in self.mcp.statuses
+            }
+        if self.sources:
+            update["tools"] = dict(self.sources)
+        caps = ready.capabilities.model_copy(update=update)
+        return ready.model_copy(update={"capabilities": caps})
+
+    async def close(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()
+
+
+async def load_extensions(settings: AgentSettings, config: Mapping[str, Any]) -> Extensions:
+    """Connect the configured MCP servers (concurrently, each within the
+    timeout) and collect every extension tool. Never raises for bad config:
+    each problem is a line in `problems`."""
+    ext = Extensions()
+    mcp_config = parse_mcp_config(config)
+    ext.problems.extend(mcp_config.problems)
+    if mcp_config.servers:
+        ext.mcp = await connect_servers(mcp_config, settings.workspace)
+        ext.problems.extend(ext.mcp.problems())
+        for tool in ext.mcp.tools:
+            ext.add(tool, tool.source)
+    return ext
+
+
+async def attach_extensions(session: AgentSession) -> Extensions:
+    """Load the extensions for a session's workspace and add their tools to it
+    (a built-in tool keeps its name)."""
+    from flightdeck.config import ConfigError, load_config
+
+    try:
+        config: Mapping[str, Any] = load_config(session.settings.workspace).data
+    except ConfigError as exc:  # already reported by the settings; keep going
+        config = {}
+        problems = [str(exc)]
+    else:
+        problems = []
+    ext = await load_extensions(session.settings, config)
+    ext.problems[:0] = problems
+    for tool in ext.tools:
+        session.tools.setdefault(tool.name, tool)
+    return ext
