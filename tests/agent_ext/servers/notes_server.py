@@ -1,0 +1,72 @@
+"""A small MCP server built with the SDK's server side, for the agent tests.
+
+    python notes_server.py            # stdio
+    python notes_server.py --http     # streamable HTTP on 127.0.0.1, random port;
+                                      # prints `PORT <n>` on stdout once listening
+
+`remember` appends to notes.txt in the working directory, so a test can see
+whether a call really ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import socket
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+# A 1x1 PNG.
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+server = MCPServer("notes", log_level="WARNING")
+
+
+@server.tool()
+def remember(text: str) -> str:
+    """Append a note to notes.txt."""
+    with Path("notes.txt").open("a", encoding="utf-8") as fh:
+        fh.write(text + "\n")
+    return f"remembered: {text}"
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails with the given reason."""
+    raise ToolError(reason)
+
+
+@server.tool()
+def pixel() -> Image:
+    """A 1x1 PNG image."""
+    return Image(data=PIXEL, format="png")
+
+
+async def serve_http() -> None:
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = server.streamable_http_app()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    print(f"PORT {port}", flush=True)
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv:
+        asyncio.run(serve_http())
+    else:
+        server.run()
