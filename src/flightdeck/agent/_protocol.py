@@ -108,29 +108,10 @@ class McpServerInfo(_Wire):
     error: str | None = Field(default=None, exclude_if=_absent)
 
 
-def _absent(value: Any) -> bool:
-    return value is None
-
-
-class McpServerInfo(_Wire):
-    """One configured MCP server in `ready.capabilities.mcp_servers`."""
-
-    transport: Literal["stdio", "http"]
-    where: str
-    connected: bool
-    tools: list[str] = Field(default_factory=list)
-    error: str | None = Field(default=None, exclude_if=_absent)
-
-
 class Capabilities(_Wire):
     tool_approval: bool
     thinking: bool
     mcp: bool
-    # Optional additions (a minor, backward-compatible extension of the spec):
-    # present only when MCP servers are configured / extension tools are loaded.
-    mcp_servers: dict[str, McpServerInfo] | None = Field(default=None, exclude_if=_absent)
-    # tool name -> where it comes from, for tools beyond the built-in ones
-    tools: dict[str, str] | None = Field(default=None, exclude_if=_absent)
     # Optional additions (a minor, backward-compatible extension of the spec):
     # present only when MCP servers are configured / extension tools are loaded.
     mcp_servers: dict[str, McpServerInfo] | None = Field(default=None, exclude_if=_absent)
