@@ -1,0 +1,41 @@
+"""The public surface of flightdeck.drivers is exactly these names."""
+
+from __future__ import annotations
+
+import flightdeck.drivers as drivers
+
+
+def test_public_names_are_pinned() -> None:
+    assert drivers.__all__ == sorted(drivers.__all__)
+    assert set(drivers.__all__) == {
+        "CallResult",
+        "Candidate",
+        "Driver",
+        "DriverCallError",
+        "DriverChoice",
+        "DriverError",
+        "DriverNotRunnable",
+        "DriverRegistrationError",
+        "FunctionDriver",
+        "Rejection",
+        "SdkBinding",
+        "SdkDriver",
+        "ToolBinding",
+        "call_tool",
+        "check_document",
+        "defineDriver",
+        "define_driver",
+        "discover_drivers",
+        "load_driver",
+        "resolve_driver",
+        "select_driver",
+        "stream_tool",
+    }
+    for name in drivers.__all__:
+        assert getattr(drivers, name) is not None
+
+
+def test_sdk_driver_satisfies_the_driver_seam() -> None:
+    assert issubclass(drivers.FunctionDriver, object)
+    fd = drivers.FunctionDriver("x", {})
+    assert isinstance(fd, drivers.Driver)
