@@ -442,3 +442,21 @@ def test_terminal_mode_chats_and_asks_for_approval(server: FakeLLMServer, ws: Pa
     assert "Hello" in done.stdout and "human" in done.stdout
     assert "Write" in done.stdout and "allow?" in done.stdout and "Written." in done.stdout
     assert (ws / "t.txt").read_text() == "x"
+
+
+def test_spec_3_5_eof_mid_turn_cancels_saves_and_exits_zero(
+    server: FakeLLMServer, ws: Path
+) -> None:
+    server.add(Turn(text="z" * 300, delta_size=1, delta_delay=0.05))
+    with anthropic(server, ws, "--session-id", "eof") as agent:
+        agent.next()
+        agent.send(msg("m1", "tell me a long story"))
+        agent.until("text_delta")
+        agent.close_stdin()
+        assert agent.until("stream_end")[-1]["msg_id"] == "m1"
+        assert agent.wait() == 0
+    from flightdeck.agent import SessionStore
+    from flightdeck.agent._app import sessions_root
+
+    history = SessionStore(sessions_root()).open("eof").load().history
+    assert [m.role for m in history] == ["user", "assistant"]
