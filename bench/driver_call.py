@@ -1,0 +1,194 @@
+"""Benchmark: per-call overhead of a tool call through an SDK driver.
+
+One process, one event loop. A temporary workspace holds a TOOL (`math.add`,
+inputs {a, b} integers, output integer) and a `package_manager: local` driver
+over a module with a trivial function. Timed, in alternating rounds:
+
+- direct:      `await add(a=1, b=2)["sum"]` (async) / `add_sync(a=1, b=2)["sum"]` (sync)
+- call_tool:   `await call_tool("math.add", {"a": 1, "b": 2}, driver=d)`: input schema,
+               args_template, call, `result_extract: $.sum`, output schema
+- sync path:   the same pipeline for a sync function in the calling thread
+               (`check_input` + `SdkDriver.invoke_sync` + `check_output`)
+- to_thread:   call_tool over the sync function (which runs via asyncio.to_thread)
+
+Each round times a batch of calls; the per-call figure of a round is the batch
+time divided by its size; medians are over rounds. Overhead = median(path) -
+median(direct). Target: < 50 us at the median for the in-loop paths.
+Run: `.venv/bin/python bench/driver_call.py` (add `--write` to append to docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from flightdeck.drivers import SdkDriver, call_tool, load_driver
+from flightdeck.drivers._seam import check_input, check_output
+
+ROOT = Path(__file__).resolve().parent.parent
+BATCH = 2000
+ROUNDS = 15
+
+MODULE = """
+async def add(a, b):
+    return {"sum": a + b}
+
+
+def add_sync(a, b):
+    return {"sum": a + b}
+"""
+
+TOOL = {
+    "name": "Add",
+    "id": "math.add",
+    "description": "Add two integers.",
+    "version": "1.0.0",
+    "inputs": {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    },
+    "outputs": {"type": "integer"},
+}
+
+
+def driver_doc(ident: str, ref: str) -> dict[str, Any]:
+    return {
+        "name": "Bench",
+        "id": ident,
+        "description": "Benchmark driver.",
+        "version": "1.0.0",
+        "kind": "sdk",
+        "package": "benchmod",
+        "package_manager": "local",
+        "install": [{"method": "vendored", "path": "../../pkgs/benchmod"}],
+        "implements": [
+            {
+                "tool": "math.add",
+                "version": "^1.0.0",
+                "metadata": {
+                    "sdk": {
+                        "function_ref": ref,
+                        "args_template": {"a": "${input.a}", "b": "${input.b}"},
+                        "result_extract": "$.sum",
+                    }
+                },
+            }
+        ],
+    }
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def setup(ws: Path) -> tuple[SdkDriver, SdkDriver]:
+    write(ws / ".tools" / "math-add" / "TOOL.md", "---\n" + yaml.safe_dump(TOOL) + "---\n")
+    write(ws / "pkgs" / "benchmod" / "__init__.py", MODULE)
+    out = []
+    for ident, ref in (("bench-async", "add"), ("bench-sync", "add_sync")):
+        doc = "---\n" + yaml.safe_dump(driver_doc(ident, ref)) + "---\n"
+        write(ws / ".drivers" / ident / "DRIVER.md", doc)
+        out.append(load_driver(ws / ".drivers" / ident))
+    return out[0], out[1]
+
+
+async def per_call(fn: Callable[[], Awaitable[Any]], n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        await fn()
+    return (time.perf_counter() - start) / n * 1e6
+
+
+async def measure(fast: SdkDriver, slow: SdkDriver) -> dict[str, list[float]]:
+    module: Any = fast.import_report.module  # type: ignore[union-attr]
+    add, add_sync = module.add, module.add_sync
+    value = {"a": 1, "b": 2}
+    binding = slow.binding("math.add")
+    assert binding is not None
+
+    async def direct() -> Any:
+        return (await add(a=1, b=2))["sum"]
+
+    async def direct_sync() -> Any:
+        return add_sync(a=1, b=2)["sum"]
+
+    async def through() -> Any:
+        return (await call_tool("math.add", value, driver=fast)).output
+
+    async def sync_path() -> Any:
+        check_input(binding, value)
+        out = slow.invoke_sync("math.add", value, {})
+        check_output(binding, out)
+        return out
+
+    async def to_thread() -> Any:
+        return (await call_tool("math.add", value, driver=slow)).output
+
+    paths = {
+        "direct": direct,
+        "direct_sync": direct_sync,
+        "call_tool": through,
+        "sync_path": sync_path,
+        "to_thread": to_thread,
+    }
+    assert await through() == 3 and await sync_path() == 3 and await to_thread() == 3
+    results: dict[str, list[float]] = {k: [] for k in paths}
+    for fn in paths.values():  # warm-up
+        await per_call(fn, 200)
+    for _ in range(ROUNDS):
+        for name, fn in paths.items():
+            n = BATCH if name != "to_thread" else BATCH // 10
+            results[name].append(await per_call(fn, n))
+    return results
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        fast, slow = setup(Path(tmp))
+        results = asyncio.run(measure(fast, slow))
+    med = {k: statistics.median(v) for k, v in results.items()}
+    rows = [
+        ("direct call (async function)", med["direct"], None),
+        ("call_tool, async function", med["call_tool"], med["call_tool"] - med["direct"]),
+        ("direct call (sync function)", med["direct_sync"], None),
+        (
+            "sync pipeline in the calling thread",
+            med["sync_path"],
+            med["sync_path"] - med["direct_sync"],
+        ),
+        (
+            "call_tool, sync function via asyncio.to_thread",
+            med["to_thread"],
+            med["to_thread"] - med["direct_sync"],
+        ),
+    ]
+    lines = ["| path | per call (median) | overhead vs direct |", "|---|---|---|"]
+    for label, value, over in rows:
+        lines.append(f"| {label} | {value:.1f} us | {'' if over is None else f'{over:.1f} us'} |")
+    table = "\n".join(lines)
+    print(table)
+    if "--write" in sys.argv:
+        with (ROOT / "docs" / "benchmarks.md").open("a", encoding="utf-8") as fh:
+            fh.write(
+                "\n## driver call (`bench/driver_call.py`)\n\n"
+                "Per-call overhead of a tool call through an in-process SDK driver (input "
+                "schema, args_template, call, `result_extract`, output schema) against calling "
+                f"the trivial function directly, same process; medians of {ROUNDS} rounds of "
+                f"{BATCH} calls (200 for to_thread) on the shared 2-core machine. "
+                "Target: < 50 us overhead.\n\n" + table + "\n"
+            )
+
+
+if __name__ == "__main__":
+    main()
