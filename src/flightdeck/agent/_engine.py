@@ -10,7 +10,8 @@ commands are handled while the turn runs.
 from __future__ import annotations
 
 import asyncio
-import logging
+import sys
+import traceback
 from collections.abc import Callable, Sequence
 
 from flightdeck.agent import _protocol as p
@@ -29,8 +30,6 @@ from flightdeck.llm import (
     TextBlock,
     ToolSpec,
 )
-
-log = logging.getLogger("flightdeck.agent")
 
 Emit = Callable[[p.Event], None]
 
@@ -71,6 +70,8 @@ class AgentSession:
         self.context: list[str] = list(loaded.context)
         self._task: asyncio.Task[None] | None = None
         self._had_message = False
+        # the msg_id of the running turn (Spawn labels sub-agent events with it)
+        self.current_msg_id: str | None = None
 
     # ---- outward ------------------------------------------------------------
 
@@ -190,6 +191,7 @@ class AgentSession:
     async def _run_turn(self, msg_id: str, user: Message) -> None:
         state = TurnState(msg_id)
         turn = Turn(self, state)
+        self.current_msg_id = msg_id
         self.emit(p.StreamStartEvent(msg_id=msg_id))
         self.commit([user])
         try:
@@ -197,7 +199,7 @@ class AgentSession:
         except asyncio.CancelledError:
             self.commit(turn.interrupted())
         except Exception as exc:  # a bug must end the turn, not the process
-            log.exception("turn failed")
+            traceback.print_exc(file=sys.stderr)  # diagnostics go to stderr
             self.error(msg_id, "internal_error", f"{type(exc).__name__}: {exc}")
         usage = p.UsageInfo(
             input_tokens=state.usage.input_tokens,

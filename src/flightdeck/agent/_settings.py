@@ -3,7 +3,8 @@
 Precedence is CLI > environment > project `flightdeck.toml` > user
 `config.toml`. Keys (all optional) under `[agent]`: provider, model,
 max_tokens, max_turns, system_prompt, thinking_budget, allow_list, mode,
-sessions, max_retries, retry_delay. `[providers.<name>] base_url` sets a
+sessions, max_retries, retry_delay, context_window (tokens; enables compaction,
+see `_compaction.py`). `[providers.<name>] base_url` sets a
 provider's endpoint. `[mcp.servers.*]` is read by a later part and ignored.
 """
 
@@ -46,6 +47,7 @@ class AgentSettings:
     max_retries: int = 2
     retry_delay: float = 1.0
     provider_options: dict[str, Any] = field(default_factory=dict)
+    context_window: int | None = None
 
     def system(self) -> str:
         if self.system_prompt is not None:
@@ -57,6 +59,10 @@ def _int(value: Any, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise SettingsError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return value
+
+
+def _optional_int(value: Any, name: str, minimum: int) -> int | None:
+    return None if value is None else _int(value, name, minimum)
 
 
 def resolve_settings(
@@ -104,4 +110,5 @@ def resolve_settings(
         max_retries=_int(agent.get("max_retries", 2), "max_retries", 0),
         retry_delay=float(agent.get("retry_delay", 1.0)),
         provider_options=options,
+        context_window=_optional_int(agent.get("context_window"), "context_window", 1024),
     )

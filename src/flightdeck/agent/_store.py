@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,7 +173,7 @@ class SessionStore:
 
     def create(self, session_id: str | None = None, **meta: Any) -> Session:
         if session_id is None:
-            session_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+            session_id = time.strftime("%Y%m%d-%H%M%S") + "-" + os.urandom(3).hex()
         elif not _ID.match(session_id) or session_id == "latest":
             raise SessionError(f"invalid session id {session_id!r}")
         path = self.root / session_id
@@ -206,5 +204,7 @@ class SessionStore:
         return sorted(infos, key=lambda i: (i.updated, i.id), reverse=True)
 
     def remove(self, session_id: str) -> None:
+        import shutil
+
         session = self.open(session_id)
         shutil.rmtree(session.path)

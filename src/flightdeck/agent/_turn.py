@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._approval import Decision
+from flightdeck.agent._compaction import fit_context
 from flightdeck.agent.tools import Tool, ToolFailure, ToolOutput
 from flightdeck.llm import (
     ImageBlock,
@@ -64,6 +65,8 @@ class Turn:
         """The model loop. Raises CancelledError when stopped."""
         settings = self.s.settings
         for _ in range(settings.max_turns):
+            if not await fit_context(self.s, self.state):  # long conversations
+                return
             response = await self._call_model()
             if response is None:
                 return
@@ -151,7 +154,11 @@ class Turn:
         waits: list[asyncio.Future[Decision] | None] = []
         for call in calls:
             tool = self.s.tools.get(call.name)
-            if tool is None or self.s.policy.auto_approves(tool.name, tool.category):
+            # A tool may insist on asking every time (a manifest action's `approval`).
+            always_ask = bool(getattr(tool, "always_ask", False))
+            if tool is None or (
+                not always_ask and self.s.policy.auto_approves(tool.name, tool.category)
+            ):
                 waits.append(None)
                 continue
             future: asyncio.Future[Decision] = loop.create_future()

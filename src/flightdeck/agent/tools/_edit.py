@@ -7,7 +7,6 @@ kept: a CRLF file stays CRLF. The result is a unified diff.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, ClassVar
 
 from flightdeck.agent.tools._base import (
@@ -23,6 +22,8 @@ from flightdeck.agent.tools._write import write_atomic
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
+    import difflib  # on first edit, not at agent start-up
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),

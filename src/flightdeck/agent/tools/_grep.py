@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shutil
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -143,6 +142,8 @@ class GrepTool:
         ctx = (arg_int(args, "-B", around) or 0, arg_int(args, "-A", around) or 0)
         if not base.exists():
             raise ToolFailure(f"Path not found: {args.get('path')}")
+        import shutil
+
         rg = shutil.which("rg")
         if rg is not None:
             flags = ["-i"] if ignore_case else []

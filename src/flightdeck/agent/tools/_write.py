@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,6 +11,8 @@ from flightdeck.agent.tools._base import Category, ToolOutput, Workspace, arg_st
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` so a reader sees the old or the new content, never a mix."""
+    import tempfile  # on first write, not at agent start-up
+
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
