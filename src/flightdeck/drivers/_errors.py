@@ -6,7 +6,7 @@
     │   └── DriverNotRunnable        this host cannot run it (npm/cargo/go, kind: http, ...)
     └── DriverCallError              one call failed: input_invalid, template_error,
                                      driver_call_failed, extract_no_match, output_invalid,
-                                     dropped_input_used, tool_not_implemented, no_driver
+                                     dropped_input_used, tool_not_implemented, egress_denied
 
 Messages never carry secret values: templates name the path that failed, not
 what it held, and exceptions raised by the package are scrubbed of every known
@@ -28,6 +28,7 @@ INPUT_INVALID = "input_invalid"
 OUTPUT_INVALID = "output_invalid"
 DRIVER_CALL_FAILED = "driver_call_failed"
 NOT_RUNNABLE = "driver_not_runnable"
+EGRESS_DENIED = "egress_denied"
 
 
 class DriverError(Exception):

@@ -1,19 +1,27 @@
-"""Watching a driver package's import with a PEP 578 audit hook (AIP-33 security).
+"""A PEP 578 audit hook for driver imports and calls (AIP-33 security, AIP-30 egress).
 
 Audit hooks cannot be removed, so one process-wide hook is installed the
-first time a driver package is imported, and it does nothing unless the
-current context says "a driver import is being watched" (a `ContextVar`, so
-only the importing thread and task are observed). While watching, it records
-network connections and DNS lookups, subprocesses, and file writes; the
-importer decides afterwards whether what happened was declared.
+first time a driver is imported, and it does nothing unless the current
+context (a `ContextVar`: only the importing/calling thread and task, and
+threads started with a copied context such as `asyncio.to_thread`) is in one of
+two states:
 
-The hook records and never raises: raising inside an import would leave a
-half-initialised module behind. The driver is refused instead.
+- watching an import: network connections and DNS lookups, subprocesses and
+  file writes are recorded; the importer decides afterwards whether they were
+  declared. Nothing is raised: that would leave a half-initialised module.
+- guarding a call: a connection or lookup the driver's `network.egress` does
+  not allow raises `EgressDenied` inside the package (fail closed). With no
+  egress declared every connection is refused; with egress declared, host
+  names looked up must match it (IP literals pass, they cannot be attributed
+  to a host without resolving). Denials are also recorded, so the driver
+  reports `egress_denied` however the package wrapped the error.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -54,7 +62,20 @@ class Watch:
     observed: list[Observed] = field(default_factory=list)
 
 
-_current: ContextVar[Watch | None] = ContextVar("flightdeck_driver_import_watch", default=None)
+@dataclass
+class Guard:
+    """Egress policy of one driver call; `denied` lists what was refused."""
+
+    driver: str
+    egress: tuple[str, ...]
+    denied: list[str] = field(default_factory=list)
+
+
+class EgressDenied(PermissionError):
+    """Raised inside the package when a call reaches outside `network.egress`."""
+
+
+_current: ContextVar[Watch | Guard | None] = ContextVar("flightdeck_driver_watch", default=None)
 _installed = False
 _install_lock = threading.Lock()
 
@@ -91,13 +112,48 @@ def _classify(event: str, args: tuple[Any, ...]) -> Observed | None:
     return None
 
 
+def _is_ip(host: Any) -> bool:
+    try:
+        ipaddress.ip_address(str(host))
+    except ValueError:
+        return False
+    return True
+
+
+def _guard(guard: Guard, event: str, args: tuple[Any, ...]) -> None:
+    if event == "socket.connect":
+        sock = args[0] if args else None
+        if getattr(sock, "family", None) not in (socket.AF_INET, socket.AF_INET6):
+            return  # unix sockets and socketpairs are local IPC
+        if guard.egress:
+            return
+        what = f"connect to {_address(args[1] if len(args) > 1 else '')}"
+    elif event == "socket.getaddrinfo":
+        host = args[0] if args else ""
+        if isinstance(host, bytes):
+            host = host.decode("ascii", "replace")
+        if guard.egress and (
+            _is_ip(host) or any(_host_matches(str(host), a) for a in guard.egress)
+        ):
+            return
+        what = f"lookup of {host}"
+    else:
+        return
+    guard.denied.append(what)
+    allowed = ", ".join(guard.egress) or "none declared"
+    raise EgressDenied(f"driver {guard.driver}: {what} is outside network.egress ({allowed})")
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    watch = _current.get()
-    if watch is None:  # the common case: one ContextVar read
+    state = _current.get()
+    if state is None:  # the common case: one ContextVar read
+        return
+    if isinstance(state, Guard):
+        _guard(state, event, args)
         return
     found = _classify(event, args)
     if found is not None:
-        watch.observed.append(found)
+        state.observed.append(found)
 
 
 def _install() -> None:
@@ -118,6 +174,22 @@ def watching() -> Iterator[Watch]:
         yield watch
     finally:
         _current.reset(token)
+
+
+def guard(driver: str, egress: tuple[str, ...]) -> tuple[Guard, Any]:
+    """Start guarding this context; returns the guard and the token for `unguard`."""
+    _install()
+    state = Guard(driver, egress)
+    return state, _current.set(state)
+
+
+def set_guard(state: Guard) -> Any:
+    """Re-enter an existing guard (each step of a stream); returns the token."""
+    return _current.set(state)
+
+
+def unguard(token: Any) -> None:
+    _current.reset(token)
 
 
 def undeclared(observed: list[Observed], egress: list[str]) -> list[Observed]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from flightdeck.drivers._errors import (
     DRIVER_CALL_FAILED,
+    EGRESS_DENIED,
     EXTRACT_NO_MATCH,
     OUTPUT_INVALID,
     DriverCallError,
@@ -30,6 +31,7 @@ from flightdeck.drivers._extract import Extractor
 from flightdeck.drivers._package import ImportReport
 from flightdeck.drivers._plain import NotPlain, to_plain
 from flightdeck.drivers._refs import ResolvedRef
+from flightdeck.drivers._sandbox import Guard, guard, set_guard, unguard
 from flightdeck.drivers._seam import ToolBinding
 from flightdeck.drivers._template import ArgsTemplate
 
@@ -105,13 +107,24 @@ class SdkDriver:
     def _scope(self, input: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         return {"input": input, "secrets": self._secrets, "context": context}
 
-    def _failed(self, exc: BaseException, sdk: SdkBinding) -> DriverCallError:
+    def _failed(self, exc: BaseException, sdk: SdkBinding, state: Guard) -> DriverCallError:
+        if state.denied:
+            return self._denied(state, sdk)
         kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
         return DriverCallError(
             DRIVER_CALL_FAILED,
             f"{sdk.ref.ref} raised {kind}: {self.redact(str(exc))}",
             pointer=sdk.pointer,
             details={"exception_type": kind},
+        )
+
+    def _denied(self, state: Guard, sdk: SdkBinding) -> DriverCallError:
+        return DriverCallError(
+            EGRESS_DENIED,
+            f"{sdk.ref.ref} tried {state.denied[0]}, outside network.egress "
+            f"({', '.join(self.egress) or 'none declared'})",
+            pointer="/network",
+            details={"denied": list(state.denied)},
         )
 
     def _finish(self, value: Any, sdk: SdkBinding) -> Any:
@@ -144,15 +157,20 @@ class SdkDriver:
         except DriverError as exc:
             raise self._redacted(exc) from None
         function = self._function(sdk, context)
+        state, token = guard(self.id, self.egress)
         try:
             if sdk.is_async:
                 result = await function(*args, **kwargs)
-            else:
+            else:  # to_thread copies the context: the guard follows the call
                 result = await asyncio.to_thread(function, *args, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
         except Exception as exc:
-            raise self._failed(exc, sdk) from None
+            raise self._failed(exc, sdk, state) from None
+        finally:
+            unguard(token)
+        if state.denied:  # the package swallowed the refusal
+            raise self._denied(state, sdk)
         return self._finish(result, sdk)
 
     def invoke_sync(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
@@ -165,10 +183,16 @@ class SdkDriver:
             args, kwargs = sdk.arguments(self._scope(input, context))
         except DriverError as exc:
             raise self._redacted(exc) from None
+        function = self._function(sdk, context)
+        state, token = guard(self.id, self.egress)
         try:
-            result = self._function(sdk, context)(*args, **kwargs)
+            result = function(*args, **kwargs)
         except Exception as exc:
-            raise self._failed(exc, sdk) from None
+            raise self._failed(exc, sdk, state) from None
+        finally:
+            unguard(token)
+        if state.denied:
+            raise self._denied(state, sdk)
         return self._finish(result, sdk)
 
     async def invoke_stream(
@@ -183,12 +207,17 @@ class SdkDriver:
         except DriverError as exc:
             raise self._redacted(exc) from None
         function = self._function(sdk, context)
+        state, token = guard(self.id, self.egress)
         try:
             produced = function(*args, **kwargs)
             if inspect.isawaitable(produced):
                 produced = await produced
         except Exception as exc:
-            raise self._failed(exc, sdk) from None
+            raise self._failed(exc, sdk, state) from None
+        finally:
+            unguard(token)
+        if state.denied:
+            raise self._denied(state, sdk)
         if not hasattr(produced, "__aiter__"):
             yield self._finish(produced, sdk)
             return
@@ -196,12 +225,17 @@ class SdkDriver:
         iterator = produced.__aiter__()
         try:
             while True:
+                token = set_guard(state)
                 try:
                     chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     break
                 except Exception as exc:
-                    raise self._failed(exc, sdk) from None
+                    raise self._failed(exc, sdk, state) from None
+                finally:
+                    unguard(token)
+                if state.denied:
+                    raise self._denied(state, sdk)
                 try:
                     plain = to_plain(chunk)
                 except NotPlain as exc:

@@ -1,0 +1,85 @@
+"""network.egress is enforced during calls (AIP-30 design principle 7: fail closed)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.drivers import DriverCallError, SdkDriver, call_tool, load_driver
+from tests.drivers._ws import add_driver, sdk_driver, workspace
+
+NET_MODULE = """
+import socket
+
+
+def dial(value):
+    with socket.create_connection((value["text"], value["times"]), timeout=2):
+        return {"ok": True}
+
+
+async def adial(value):
+    return dial(value)
+
+
+def swallow(value):
+    try:
+        dial(value)
+    except OSError:
+        return {"ok": False}
+    return {"ok": True}
+"""
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    yield int(srv.getsockname()[1])
+    srv.close()
+
+
+def make(tmp_path: Path, ref: str, egress: list[str] | None) -> SdkDriver:
+    extra: dict[str, Any] = {} if egress is None else {"network": {"egress": egress}}
+    data = sdk_driver(function_ref=ref, **extra)
+    return load_driver(add_driver(workspace(tmp_path), data, NET_MODULE))
+
+
+def call(driver: SdkDriver, host: str, port: int) -> Any:
+    return asyncio.run(call_tool("text.echo", {"text": host, "times": port}, driver=driver)).output
+
+
+@pytest.mark.parametrize("ref", ["dial", "adial", "swallow"])
+def test_aip30_no_egress_declared_means_no_connection(
+    tmp_path: Path, listener: int, ref: str
+) -> None:
+    driver = make(tmp_path, ref, None)
+    with pytest.raises(DriverCallError) as info:
+        call(driver, "127.0.0.1", listener)
+    assert info.value.code == "egress_denied"
+    assert f"127.0.0.1:{listener}" in info.value.message or "127.0.0.1" in info.value.message
+    # the guard ends with the call
+    socket.create_connection(("127.0.0.1", listener), timeout=2).close()
+
+
+def test_declared_egress_allows_the_connection(tmp_path: Path, listener: int) -> None:
+    assert call(make(tmp_path, "dial", ["127.0.0.1"]), "127.0.0.1", listener) == {"ok": True}
+
+
+def test_aip30_lookup_of_an_undeclared_host_fails_closed(tmp_path: Path, listener: int) -> None:
+    driver = make(tmp_path, "dial", ["127.0.0.1"])
+    with pytest.raises(DriverCallError) as info:
+        call(driver, "localhost", listener)
+    assert info.value.code == "egress_denied"
+    assert "lookup of localhost" in info.value.message
+
+
+def test_sync_pipeline_is_guarded_too(tmp_path: Path, listener: int) -> None:
+    driver = make(tmp_path, "dial", [])
+    with pytest.raises(DriverCallError, match="egress_denied"):
+        driver.invoke_sync("text.echo", {"text": "127.0.0.1", "times": listener}, {})
