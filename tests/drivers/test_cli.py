@@ -85,3 +85,27 @@ def test_refused_driver_reports_the_refusal() -> None:
 def test_bad_json_input_is_a_usage_error() -> None:
     proc = run("text.stats", "--input", "{not json")
     assert proc.returncode == 2 and "not JSON" in proc.stderr
+
+
+def drivers_cmd(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EXE, "drivers", *args, "--workspace", WS], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_drivers_list_reads_manifests_only() -> None:
+    proc = drivers_cmd("list", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["id"]: r for r in json.loads(proc.stdout)}
+    assert set(rows) == {"openai-sdk", "textstats-local", "wordstream-sdk"}
+    assert rows["wordstream-sdk"]["runnable"] is True
+
+
+def test_drivers_show_registers_or_explains_the_refusal() -> None:
+    ok = drivers_cmd("show", "wordstream-sdk", "--format", "json")
+    assert ok.returncode == 0, ok.stderr
+    info = json.loads(ok.stdout)
+    assert info["tools"]["text.word-stream"]["streaming"] is True
+    assert info["import"]["module"] == "flightdeck_local_wordstream_sdk"
+    refused = drivers_cmd("show", "openai-sdk")
+    assert refused.returncode == 1 and "function_ref_unresolvable" in refused.stderr
