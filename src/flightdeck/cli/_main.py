@@ -14,6 +14,7 @@ from flightdeck._version import __version__
 _COMMANDS: dict[str, str] = {
     "agent": "flightdeck.cli.agent:agent",
     "call": "flightdeck.cli.call:call",
+    "drivers": "flightdeck.cli.drivers:drivers",
     "sessions": "flightdeck.cli.sessions:sessions",
     "validate": "flightdeck.cli.validate:validate",
     "inspect": "flightdeck.cli.inspect:inspect",
