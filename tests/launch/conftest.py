@@ -61,6 +61,7 @@ def write_plan(
     outputs: list[dict[str, Any]] | None = None,
     actions: dict[str, dict[str, Any]] | None = None,
     name: str = "test-plan",
+    environment: dict[str, Any] | None = None,
 ) -> Path:
     block: dict[str, Any] = {
         "schemaVersion": "aileron.flightplan.v1",
@@ -68,6 +69,8 @@ def write_plan(
         "outputs": outputs or [],
         "steps": steps,
     }
+    if environment:
+        block["environment"] = environment
     if actions:
         block["requires"] = {
             "actions": [{"ref": ref, "trustContract": tc} for ref, tc in actions.items()]

@@ -1,0 +1,282 @@
+"""The CLI as a process: launch, runs, and resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import contract, write_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+FD = str(Path(sys.executable).with_name("flightdeck"))
+
+TOOL = """---
+name: {name}
+id: {id}
+description: A test tool.
+version: 1.0.0
+inputs:
+  type: object
+  properties: {{ text: {{}} }}
+  additionalProperties: false
+outputs:
+  type: object
+---
+Test.
+"""
+DRIVER = """---
+name: Ledger
+id: ledger
+description: A test ledger.
+version: 1.0.0
+kind: sdk
+package: ledgerpkg
+package_manager: local
+import_style: python
+install:
+  - {{ method: vendored, path: ../../packages/ledgerpkg }}
+network:
+  egress: []
+implements:
+  - tool: ../../.tools/append/TOOL.md
+    version: "^1.0.0"
+    metadata:
+      sdk:
+        function_ref: "append"
+        args_template: {{ text: "${{input.text}}", key: "${{context.idempotency_key}}" }}
+  - tool: ../../.tools/wait/TOOL.md
+    version: "^1.0.0"
+    metadata:
+      sdk:
+        function_ref: "wait"
+        args_template: {{ text: "${{input.text}}" }}
+---
+"""
+PACKAGE = """
+import os, pathlib, time
+
+def _mark(name):
+    pathlib.Path(os.environ["LEDGER_DIR"], name).write_text("x")
+
+def append(text, key=""):
+    with open(os.environ["LEDGER_DIR"] + "/ledger.txt", "a") as handle:
+        handle.write(text + "\\n")
+    _mark("appended")
+    time.sleep(float(os.environ.get("APPEND_SECONDS", "0")))
+    return {"count": 1, "text": text}
+
+def wait(text):
+    _mark("waiting")
+    time.sleep(float(os.environ.get("WAIT_SECONDS", "0")))
+    return {"done": text}
+"""
+
+WRITE = contract(effect="write", idempotency={"safeToRetry": False, "idempotencyKey": False})
+
+
+def _workspace(tmp_path: Path) -> tuple[Path, Path]:
+    ws = tmp_path / "ws"
+    for tool in ("append", "wait"):
+        (ws / ".tools" / tool).mkdir(parents=True)
+        (ws / ".tools" / tool / "TOOL.md").write_text(TOOL.format(name=tool, id=tool))
+    (ws / ".drivers" / "ledger").mkdir(parents=True)
+    (ws / ".drivers" / "ledger" / "DRIVER.md").write_text(DRIVER.format())
+    (ws / "packages" / "ledgerpkg").mkdir(parents=True)
+    (ws / "packages" / "ledgerpkg" / "__init__.py").write_text(PACKAGE)
+    plan = write_plan(
+        ws,
+        inputs=[
+            {
+                "name": "text",
+                "type": "string",
+                "resolution": {"rule": "literal", "default": "entry"},
+            }
+        ],
+        actions={"aileron:ledger.append": WRITE, "aileron:ledger.wait": contract()},
+        outputs=[
+            {
+                "name": "done.json",
+                "mimeType": "application/json",
+                "encoding": "utf-8",
+                "publish": {"target": "file", "path": "done.json"},
+            }
+        ],
+        steps=[
+            {
+                "id": "write",
+                "kind": "action-call",
+                "actionRef": "aileron:ledger.append",
+                "args": {"text": "inputs.text"},
+                "outputs": ["receipt"],
+            },
+            {
+                "id": "wait",
+                "kind": "action-call",
+                "actionRef": "aileron:ledger.wait",
+                "args": {"text": "steps.write.receipt"},
+                "outputs": ["done"],
+                "materializesOutput": "done.json",
+            },
+        ],
+    )
+    return ws, plan
+
+
+def _env(ws: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "LEDGER_DIR": str(ws), **extra}
+
+
+def _fd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [FD, *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+def _kill_when(marker: Path, args: list[str], env: dict[str, str]) -> None:
+    process = subprocess.Popen(
+        [FD, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert process.poll() is None, "the launch ended before reaching the marker"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _run_id() -> str:
+    listed = _fd("runs", "list", "--format", "json")
+    return str(json.loads(listed.stdout)[0]["runId"])
+
+
+def test_resume_after_kill_never_repeats_a_completed_write(tmp_path: Path) -> None:
+    """Issue 6: a killed run resumes with --resume RUN_ID without repeating completed
+    steps; a non-idempotent write never runs twice (process killed mid-run)."""
+    ws, plan = _workspace(tmp_path)
+    args = [
+        "launch",
+        str(plan),
+        "--unsigned",
+        "--workspace",
+        str(ws),
+        "--approve",
+        "all",
+        "--out-dir",
+        str(tmp_path / "out"),
+    ]
+    _kill_when(ws / "waiting", args, _env(ws, WAIT_SECONDS="60"))
+    assert (ws / "ledger.txt").read_text() == "entry\n"
+    run_id = _run_id()
+    shown = json.loads(_fd("runs", "show", run_id, "--format", "json").stdout)
+    assert {s["id"]: s["status"] for s in shown["steps"]} == {
+        "write": "completed",
+        "wait": "started",
+    }
+    resumed = _fd(
+        "launch", "--resume", run_id, "--workspace", str(ws), "--format", "json", env=_env(ws)
+    )
+    assert resumed.returncode == 0, resumed.stderr + resumed.stdout
+    assert json.loads(resumed.stdout)["status"] == "completed"
+    assert (ws / "ledger.txt").read_text() == "entry\n"  # the write ran once
+    assert json.loads((tmp_path / "out" / "done.json").read_text()) == {
+        "count": 1,
+        "text": "entry",
+    }
+
+
+def test_write_interrupted_mid_call_is_in_doubt_not_repeated(tmp_path: Path) -> None:
+    """A write killed mid-call that is neither safeToRetry nor keyed is not re-run."""
+    ws, plan = _workspace(tmp_path)
+    args = ["launch", str(plan), "--unsigned", "--workspace", str(ws), "--approve", "all"]
+    _kill_when(ws / "appended", args, _env(ws, APPEND_SECONDS="60"))
+    run_id = _run_id()
+    resumed = _fd(
+        "launch", "--resume", run_id, "--workspace", str(ws), "--format", "json", env=_env(ws)
+    )
+    assert resumed.returncode == 1
+    report = json.loads(resumed.stdout)
+    assert report["error"]["code"] == "resume.in_doubt" and report["error"]["step"] == "write"
+    assert (ws / "ledger.txt").read_text() == "entry\n"
+
+
+def test_cli_pending_approval_exit_code_and_runs_show(tmp_path: Path) -> None:
+    ws, plan = _workspace(tmp_path)
+    first = _fd(
+        "launch", str(plan), "--unsigned", "--workspace", str(ws), "--format", "json", env=_env(ws)
+    )
+    assert first.returncode == 3, first.stderr
+    report = json.loads(first.stdout)
+    assert report["status"] == "pending-approval" and report["pendingApproval"] == ["write"]
+    text = _fd("runs", "show", report["runId"])
+    assert "pending-approval" in text.stdout and "write" in text.stdout
+    listed = json.loads(_fd("runs", "list", "--format", "json").stdout)
+    assert listed[0]["runId"] == report["runId"]
+    done = _fd(
+        "launch",
+        "--resume",
+        report["runId"],
+        "--approve",
+        "write",
+        "--workspace",
+        str(ws),
+        env=_env(ws),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "completed" in done.stdout and "audit:" in done.stdout
+    shown = json.loads(_fd("runs", "show", report["runId"], "--format", "json").stdout)
+    kinds = [record["kind"] for record in shown["audit"]]
+    assert kinds.count("launch.action_call") == 2 and "launch.output" in kinds
+    assert shown["approvals"] == [{"step": "write", "decision": "approved:flag"}]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["launch"], 2, "name a plan"),
+        (["launch", "no-such-plan"], 1, "store.not_found"),
+        (["launch", "--resume", "run-nope"], 1, "resume.unknown_run"),
+        (["runs", "show", "run-nope"], 1, "runs.unknown"),
+    ],
+)
+def test_cli_errors(args: list[str], code: int, needle: str) -> None:
+    result = _fd(*args)
+    assert result.returncode == code
+    assert needle in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_cli_bad_input_is_named(tmp_path: Path) -> None:
+    _, plan = _workspace(tmp_path)
+    result = _fd("launch", str(plan), "--unsigned", "--input", "nope=1", "--format", "json")
+    assert result.returncode == 1
+    error: dict[str, Any] = json.loads(result.stdout)["error"]
+    assert error["code"] == "input.unknown" and "nope" in error["message"]
+    assert "UNSIGNED" in result.stderr
+
+
+def test_demo_script_runs_offline(tmp_path: Path) -> None:
+    """Issue 6 main job: the demo validates, freezes, verifies and launches, producing
+    a CSV and a JSON output."""
+    env = {**os.environ, "DEMO_HOME": str(tmp_path / "demo")}
+    result = subprocess.run(
+        [str(ROOT / "scripts" / "demo.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    out = tmp_path / "demo" / "out"
+    assert (out / "digest.csv").read_text().startswith("name,unit,count")
+    assert json.loads((out / "filed_issue.json").read_text())["created"] is True
+    assert "completed" in result.stdout and "audit:" in result.stdout

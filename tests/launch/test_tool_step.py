@@ -1,0 +1,134 @@
+"""Tool steps: argv without a shell, in the bubblewrap sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.launch import StepSettings, bwrap_path
+
+from .conftest import Harness, write_plan
+
+needs_bwrap = pytest.mark.skipif(
+    bwrap_path() is None, reason="bubblewrap not installed/usable: apt-get install -y bubblewrap"
+)
+
+SCRIPT = """
+import json, os, pathlib, socket, sys
+data = json.load(open('/flightdeck/in/input.json'))
+out = pathlib.Path('/flightdeck/out')
+(out / 'report.txt').write_text('hello ' + data['who'] + '\\n')
+(out / 'sub').mkdir()
+(out / 'sub' / 'n.json').write_text(json.dumps({'n': len(data['who'])}))
+os.symlink('/etc/passwd', out / 'leak')
+try:
+    socket.create_connection(('1.1.1.1', 53), timeout=2)
+    net = 'yes'
+except OSError:
+    net = 'no'
+(out / 'net.txt').write_text(net)
+"""
+
+
+def _tool_plan(tmp_path: Path, command: list[str], **step: Any) -> Path:
+    return write_plan(
+        tmp_path,
+        environment={"tools": ["python@3.x"]},
+        inputs=[
+            {
+                "name": "who",
+                "type": "string",
+                "resolution": {"rule": "literal", "default": "world; rm -rf /"},
+            }
+        ],
+        outputs=[
+            {
+                "name": "report.txt",
+                "mimeType": "text/plain",
+                "encoding": "utf-8",
+                "publish": {"target": "file", "path": "report.txt"},
+            }
+        ],
+        steps=[
+            {
+                "id": "run",
+                "kind": "tool",
+                "command": command,
+                "bindings": {"who": "inputs.who"},
+                "mount": {"path": "/flightdeck/in"},
+                "collect": {"path": "/flightdeck/out"},
+                "outputs": ["files"],
+                "materializesOutput": "report.txt",
+                **step,
+            }
+        ],
+    )
+
+
+@needs_bwrap
+def test_tool_runs_in_sandbox_and_collects_regular_files(harness: Harness, tmp_path: Path) -> None:
+    """Issue 6: bindings written to mount.path/input.json; regular files under
+    collect.path (no symlinks) become the output; no network without stepTrust."""
+    plan = _tool_plan(tmp_path, ["python3", "-c", SCRIPT])
+    result = harness.run(plan)
+    assert result.status == "completed", result.error
+    assert (tmp_path / "out" / "report.txt").read_text() == "hello world; rm -rf /\n"
+    files = harness.journal.steps(result.run_id)[0].result["outputs"]["files"]
+    paths = {entry["path"]: entry["content"] for entry in files}
+    assert set(paths) == {"net.txt", "report.txt", "sub/n.json"}  # the symlink is not collected
+    assert paths["net.txt"] == "no"
+    assert json.loads(paths["sub/n.json"]) == {"n": 15}
+    record = harness.records("launch.tool_network")[0]
+    assert record["sandbox"] == "bubblewrap" and record["network"] == "none"
+    assert record["skipped"] == ["leak"]
+
+
+@needs_bwrap
+def test_tool_sandbox_has_read_only_system(harness: Harness, tmp_path: Path) -> None:
+    plan = _tool_plan(tmp_path, ["python3", "-c", "open('/usr/evil', 'w')"])
+    result = harness.run(plan)
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "tool.exit"
+
+
+@needs_bwrap
+def test_tool_argv_is_not_a_shell(harness: Harness, tmp_path: Path) -> None:
+    """Seed 003: command is an argv array: no shell interpretation, no splitting, no expansion."""
+    code = (
+        "import sys, pathlib;"
+        " pathlib.Path('/flightdeck/out/report.txt').write_text(repr(sys.argv[1:]))"
+    )
+    plan = _tool_plan(tmp_path, ["python3", "-c", code, "$HOME", "a b", ";ls", "*"])
+    result = harness.run(plan)
+    assert result.status == "completed", result.error
+    assert (tmp_path / "out" / "report.txt").read_text() == "['$HOME', 'a b', ';ls', '*']"
+
+
+def test_no_sandbox_refuses_unless_flag(
+    harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 6: when no sandbox is available a tool step refuses unless --no-sandbox,
+    which is audited."""
+    monkeypatch.setattr("flightdeck.launch._tool_step.bwrap_path", lambda: None)
+    script = (
+        "import json, os; d = json.load(open(os.environ['FLIGHTDECK_MOUNT'] + '/input.json'));"
+        "open('/flightdeck/out/report.txt', 'w').write(d['who'])"
+    )
+    plan = _tool_plan(tmp_path, ["python3", "-c", script])
+    refused = harness.run(plan)
+    assert refused.error is not None and refused.error.code == "tool.no_sandbox"
+    allowed = harness.run(plan, settings=StepSettings(no_sandbox=True))
+    assert allowed.status == "completed", allowed.error
+    assert (tmp_path / "out" / "report.txt").read_text() == "world; rm -rf /"
+    assert harness.records("launch.run")[-1]["noSandbox"] is True
+    assert harness.records("launch.tool_network")[-1]["sandbox"] == "none"
+
+
+def test_tool_nonzero_exit_fails_the_step(harness: Harness, tmp_path: Path) -> None:
+    plan = _tool_plan(tmp_path, ["python3", "-c", "import sys; sys.exit('bad things')"])
+    result = harness.run(plan, settings=StepSettings(no_sandbox=True))
+    assert result.error is not None and result.error.code == "tool.exit"
+    assert "bad things" in result.error.message and result.error.step == "run"
