@@ -16,9 +16,7 @@ NOTES_SERVER = SERVERS / "notes_server.py"
 
 def stdio_server_toml(name: str = "notes") -> str:
     return (
-        f"[mcp.servers.{name}]\n"
-        f"command = {str(sys.executable)!r}\n"
-        f"args = [{str(NOTES_SERVER)!r}]\n"
+        f"[mcp.servers.{name}]\ncommand = {str(sys.executable)!r}\nargs = [{str(NOTES_SERVER)!r}]\n"
     )
 
 

@@ -73,7 +73,7 @@ async def load_extensions(settings: AgentSettings, config: Mapping[str, Any]) ->
 
 async def attach_extensions(session: AgentSession) -> Extensions:
     """Load the extensions for a session's workspace and add their tools to it
-    (a built-in tool keeps its name)."""
+    after `Spawn` (a built-in tool keeps its name)."""
     from flightdeck.config import ConfigError, load_config
 
     try:
@@ -85,6 +85,9 @@ async def attach_extensions(session: AgentSession) -> Extensions:
         problems = []
     ext = await load_extensions(session.settings, config)
     ext.problems[:0] = problems
+    from flightdeck.agent._spawn import SpawnTool
+
+    session.tools.setdefault(SpawnTool.name, SpawnTool(session))
     for tool in ext.tools:
         session.tools.setdefault(tool.name, tool)
     return ext
