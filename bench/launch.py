@@ -1,0 +1,173 @@
+"""Benchmark: the launch runtime's own overhead.
+
+1. A 1,000-step transform DAG (a chain of `identity` steps fanning into
+   layers of 10, so both dependencies and concurrency are exercised): wall
+   time of the whole walk divided by the steps = runtime overhead per step
+   (the transforms themselves do nothing). Target: < 1 ms at the median.
+2. 100 independent action calls each waiting 50 ms (async handler,
+   `--max-parallel 100`): wall time. Target: < 0.5 s (close to one call).
+
+Both run through the real path: plan read, inputs, scheduler, local
+executor, trust contract (for 2), SQLite journal written per step, audit.
+Medians of 5 runs. Run with `make bench` or `python bench/launch.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from flightdeck.audit import MemoryAuditSink
+from flightdeck.launch import (
+    ActionCall,
+    Approvals,
+    HandlerInvoker,
+    Journal,
+    LaunchOptions,
+    Runtime,
+    SecretStore,
+    StepServices,
+    StepSettings,
+    launch,
+)
+
+RUNS = 5
+STEPS = 1000
+WIDTH = 10
+CALLS = 100
+WAIT = 0.05
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+
+
+def _write(folder: Path, block: dict[str, Any]) -> Path:
+    data = {"name": "bench-plan", "description": "Benchmark plan.", "aileron": block}
+    path = folder / "SKILL.md"
+    path.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---\n", "utf-8")
+    return path
+
+
+def dag_plan(folder: Path) -> Path:
+    steps: list[dict[str, Any]] = [
+        {"id": "s0", "kind": "transform", "bindings": {"x": "inputs.seed"}, "outputs": ["v"]}
+    ]
+    for index in range(1, STEPS):
+        parent = max(0, ((index - 1) // WIDTH) * WIDTH)  # layers of WIDTH share a parent
+        steps.append(
+            {
+                "id": f"s{index}",
+                "kind": "transform",
+                "bindings": {"x": f"steps.s{parent}.v"},
+                "outputs": ["v"],
+            }
+        )
+    seed = {"name": "seed", "type": "number", "resolution": {"rule": "literal", "default": 1}}
+    return _write(folder, {"inputs": [seed], "outputs": [], "steps": steps})
+
+
+def calls_plan(folder: Path) -> Path:
+    contract = {
+        "credential": {"kind": "none"},
+        "hosts": ["example.com"],
+        "effect": "read",
+        "idempotency": {"safeToRetry": True},
+        "audit": {"fields": ["approved-input", "operation-effect", "result"]},
+    }
+    steps = [
+        {"id": f"c{i}", "kind": "action-call", "actionRef": "aileron:svc.wait", "outputs": ["v"]}
+        for i in range(CALLS)
+    ]
+    block = {
+        "requires": {"actions": [{"ref": "aileron:svc.wait", "trustContract": contract}]},
+        "inputs": [],
+        "outputs": [],
+        "steps": steps,
+    }
+    return _write(folder, block)
+
+
+async def _wait(call: ActionCall) -> dict[str, Any]:
+    await asyncio.sleep(WAIT)
+    return {"v": call.step_id}
+
+
+def run_once(plan: Path, folder: Path, max_parallel: int) -> float:
+    runtime = Runtime(
+        StepServices(HandlerInvoker({"svc.wait": _wait}), SecretStore(env={})),
+        journal=Journal(folder / f"runs-{time.monotonic_ns()}.sqlite3"),
+        audit=MemoryAuditSink(),
+    )
+    options = LaunchOptions(
+        unsigned=True,
+        out_dir=folder / "out",
+        approvals=Approvals(),
+        max_parallel=max_parallel,
+        settings=StepSettings(),
+    )
+    started = time.perf_counter()
+    result = asyncio.run(launch(plan, options, runtime))
+    elapsed = time.perf_counter() - started
+    runtime.journal.close()
+    assert result.status == "completed", result.error
+    return elapsed
+
+
+def main() -> None:
+    os.environ.setdefault("FLIGHTDECK_HOME", tempfile.mkdtemp(prefix="fd-bench-"))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "dag").mkdir()
+        (folder / "calls").mkdir()
+        dag = dag_plan(folder / "dag")
+        calls = calls_plan(folder / "calls")
+        dag_times = [run_once(dag, folder, 8) for _ in range(RUNS)]
+        call_times = [run_once(calls, folder, CALLS) for _ in range(RUNS)]
+    per_step_ms = statistics.median(dag_times) / STEPS * 1000
+    calls_s = statistics.median(call_times)
+    rows = [
+        (
+            "1,000-step transform DAG, per step (whole launch / steps)",
+            f"{per_step_ms:.3f} ms",
+            "< 1 ms",
+        ),
+        ("1,000-step transform DAG, whole launch", f"{statistics.median(dag_times):.2f} s", ""),
+        (
+            f"{CALLS} independent action calls x {int(WAIT * 1000)} ms, wall",
+            f"{calls_s:.3f} s",
+            "< 0.5 s",
+        ),
+    ]
+    for name, value, target in rows:
+        print(f"{name:<62} {value:>10}  {target}")
+    if "--record" in sys.argv:
+        record(rows)
+
+
+def record(rows: list[tuple[str, str, str]]) -> None:
+    lines = [
+        "",
+        "## launch (`bench/launch.py`)",
+        "",
+        "The launch runtime through its real path (unsigned plan read + lint, inputs, scheduler,"
+        " local asyncio executor, SQLite journal written per step, in-memory audit), medians of"
+        f" {RUNS} runs on the shared 2-core machine.",
+        "",
+        "| case | median | target |",
+        "|---|---|---|",
+        *[f"| {name} | {value} | {target} |" for name, value, target in rows],
+        "",
+    ]
+    with DOC.open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
