@@ -280,3 +280,74 @@ def test_demo_script_runs_offline(tmp_path: Path) -> None:
     assert (out / "digest.csv").read_text().startswith("name,unit,count")
     assert json.loads((out / "filed_issue.json").read_text())["created"] is True
     assert "completed" in result.stdout and "audit:" in result.stdout
+
+
+def test_llm_example_through_a_local_openai_compatible_server(tmp_path: Path) -> None:
+    """Issue 6: the llm-seam example runs against an OpenAI-compatible base URL (a
+    loopback fake server), and --replay re-executes it without calling the model."""
+    from tests.fakes import FakeLLMServer, Turn
+
+    example = ROOT / "examples" / "flightplans"
+    env = {
+        **os.environ,
+        "LOCAL_TRACKER_DB": str(tmp_path / "tracker.sqlite3"),
+        "FLIGHTDECK_SECRET_TRACKER": "token",
+    }
+    args = [
+        "launch",
+        str(example / "metrics-digest-llm" / "SKILL.md"),
+        "--unsigned",
+        "--workspace",
+        str(example / "metrics-digest"),
+        "--approve",
+        "file_issue",
+        "--llm-provider",
+        "openai",
+        "--llm-model",
+        "local-model",
+        "--format",
+        "json",
+    ]
+    with FakeLLMServer([Turn(text="- all metrics nominal")]) as server:
+        first = _fd(
+            *args,
+            "--llm-base-url",
+            server.base_url + "/v1",
+            "--out-dir",
+            str(tmp_path / "one"),
+            env=env,
+        )
+        assert first.returncode == 0, first.stderr + first.stdout
+        prompt = json.dumps(server.requests[0])
+        assert "api.latency_p95" in prompt and server.requests[0]["model"] == "local-model"
+        run_id = json.loads(first.stdout)["runId"]
+        again = _fd(
+            *args,
+            "--llm-base-url",
+            server.base_url + "/v1",
+            "--replay",
+            run_id,
+            "--out-dir",
+            str(tmp_path / "two"),
+            env=env,
+        )
+        assert again.returncode == 0, again.stderr + again.stdout
+        assert len(server.requests) == 1  # replay reused the recorded seam output
+    assert (tmp_path / "one" / "digest.csv").read_text() == (
+        tmp_path / "two" / "digest.csv"
+    ).read_text()
+
+
+def test_llm_example_without_provider_says_how(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "flightplans"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLIGHTDECK_LLM")}
+    result = _fd(
+        "launch",
+        str(example / "metrics-digest-llm" / "SKILL.md"),
+        "--unsigned",
+        "--workspace",
+        str(example / "metrics-digest"),
+        env=env,
+    )
+    assert result.returncode == 1
+    assert "llm.not_configured" in result.stderr and "--llm-provider" in result.stderr
