@@ -111,3 +111,44 @@ def test_fast_delta_encoding_equals_the_generic_one(text: str, msg_id: str) -> N
         assert json.loads(line) == event.model_dump(mode="json")
         assert len(line.splitlines()) == 1  # never split by any line breaker
         assert p.decode_event(line) == event
+
+
+def _samples() -> list[p.Event]:
+    caps = p.Capabilities(tool_approval=True, thinking=False, mcp=False)
+    info = p.ToolInfo(name="Bash", category="exec", args={"a": None, "b": [1]}, description="d")
+    return [
+        p.ReadyEvent(session_id="s", capabilities=caps),
+        p.ReadyEvent(capabilities=caps),
+        p.StreamStartEvent(msg_id="m"),
+        p.ToolRequestEvent(msg_id="m", call_id="c", tool=info),
+        p.ToolRunningEvent(msg_id="m", call_id="c", tool_name="Bash"),
+        p.ToolResultEvent(
+            msg_id="m",
+            call_id="c",
+            tool_name="Edit",
+            status="success",
+            output="-a\n+b",
+            output_type="diff",
+            metadata={"file_path": "/x"},
+        ),
+        p.ToolResultEvent(msg_id="m", call_id="c", tool_name="Read", status="error", output="o"),
+        p.ToolCancelledEvent(msg_id="m", call_id="c", reason="r"),
+        p.StreamEndEvent(msg_id="m", usage=p.UsageInfo(input_tokens=1)),
+        p.ErrorEvent(error=p.ErrorInfo(code="tool_error", message="x", retryable=True)),
+        p.InfoEvent(msg_id="m", message="i"),
+        p.InfoEvent(message="i"),
+    ]
+
+
+def test_encoding_equals_pydantic_dump_without_unset_optionals() -> None:
+    for event in _samples():
+        expected = event.model_dump(mode="json", exclude_none=True)
+        if "msg_id" in type(event).model_fields:
+            expected.setdefault("msg_id", None)
+        if isinstance(event, p.ToolRequestEvent):
+            expected["tool"]["args"] = event.tool.args  # data keeps its nulls
+        assert json.loads(p.encode_event(event)) == expected
+        assert p.decode_event(p.encode_event(event)) == event
+        assert list(json.loads(p.encode_event(event))) == [
+            k for k in type(event).model_fields if k in expected
+        ]

@@ -76,12 +76,15 @@ class AgentSession:
     # ---- outward ------------------------------------------------------------
 
     def ready_event(self) -> p.ReadyEvent:
-        caps = p.Capabilities(
+        # Built without validation (the values are ours and typed): validating
+        # would build the models' schemas, ~15 ms before the first line.
+        caps = p.Capabilities.model_construct(
             tool_approval=True,
             thinking=self.settings.thinking_budget is not None,
             mcp=False,
         )
-        return p.ReadyEvent(session_id=self.session.id if self.session else None, capabilities=caps)
+        session_id = self.session.id if self.session else None
+        return p.ReadyEvent.model_construct(session_id=session_id, capabilities=caps)
 
     def error(
         self, msg_id: str | None, code: p.ErrorCode, message: str, *, retryable: bool = False

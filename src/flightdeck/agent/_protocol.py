@@ -308,7 +308,7 @@ def encode_event(event: Event) -> str:
             f'{{"type":"{event.type}","text":{_dumps(event.text)},"msg_id":{_dumps(event.msg_id)}}}'
         )
     else:
-        line = _dumps(_prune(event.model_dump(mode="json")))
+        line = _dumps(_plain(event))
     # Valid JSON either way, but line splitters that honour Unicode line breaks
     # (NEL, LS, PS) would cut the line there; escaped, every reader sees one line.
     return line if line.isascii() else line.translate(_UNICODE_BREAKS)
@@ -320,13 +320,18 @@ _UNICODE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def _prune(data: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if value is None and key not in _KEEP_NULL:
-            continue
-        out[key] = value
-    return out
+def _plain(value: Any) -> Any:
+    """A model as JSON data: fields in declaration order, None-valued fields left
+    out except `msg_id`. Equal to `model_dump(mode="json")` without the unset
+    optionals (a test checks it), but needs no serializer to be built, so the
+    first event (`ready`) costs no schema build."""
+    if isinstance(value, BaseModel):
+        return {k: _plain(v) for k, v in value.__dict__.items() if v is not None or k in _KEEP_NULL}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def decode_event(line: str | bytes) -> Event:
