@@ -97,7 +97,7 @@ def test_drivers_list_reads_manifests_only() -> None:
     proc = drivers_cmd("list", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["id"]: r for r in json.loads(proc.stdout)}
-    assert set(rows) == {"openai-sdk", "textstats-local", "wordstream-sdk"}
+    assert set(rows) == {"openai-sdk", "openai-stream-sdk", "textstats-local", "wordstream-sdk"}
     assert rows["wordstream-sdk"]["runnable"] is True
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flightdeck.drivers import DriverCallError, call_tool, load_driver
+from flightdeck.drivers import DriverCallError, call_tool, load_driver, stream_tool
 from tests.fakes import FakeLLMServer, Turn
 
 DRIVER = Path(__file__).resolve().parents[2] / "examples" / "drivers" / ".drivers" / "openai-sdk"
@@ -66,3 +66,40 @@ def test_input_is_validated_before_any_request(server: FakeLLMServer) -> None:
     with pytest.raises(DriverCallError, match="input_invalid"):
         asyncio.run(call_tool("chat.completion", {"messages": []}, driver=driver))
     assert server.requests == []
+
+
+STREAM_DRIVER = DRIVER.parent / "openai-stream-sdk"
+
+
+def test_streaming_over_the_async_client_yields_text_deltas(server: FakeLLMServer) -> None:
+    server.add(Turn(text="streamed answer here", delta_size=4))
+    driver = load_driver(STREAM_DRIVER, environ={"OPENAI_API_KEY": KEY})
+    assert driver.bindings["chat.stream"].is_async  # unwrapped through openai's decorator
+
+    async def go() -> list[str]:
+        return [c async for c in stream_tool("chat.stream", {"messages": MESSAGES}, driver=driver)]
+
+    chunks = [c for c in asyncio.run(go()) if c]  # the role-only first delta is ""
+    assert chunks == ["stre", "amed", " ans", "wer ", "here"]
+    assert server.requests[0]["stream"] is True
+
+
+def test_stopping_an_sdk_stream_early_ends_the_call_cleanly(server: FakeLLMServer) -> None:
+    server.add(Turn(text="x" * 400, delta_size=1, delta_delay=0.002))
+    driver = load_driver(STREAM_DRIVER, environ={"OPENAI_API_KEY": KEY})
+    closed: list[bool] = []
+
+    async def go() -> list[str]:
+        out: list[str] = []
+        agen = stream_tool("chat.stream", {"messages": MESSAGES}, driver=driver)
+        async for chunk in agen:
+            if chunk:
+                out.append(chunk)
+            if len(out) == 3:
+                break
+        await agen.aclose()  # type: ignore[attr-defined]
+        closed.append(True)
+        return out
+
+    assert asyncio.run(go()) == ["x", "x", "x"]
+    assert closed == [True]

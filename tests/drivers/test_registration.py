@@ -225,7 +225,9 @@ def test_undeclared_secret_reference_is_refused(tmp_path: Path) -> None:
     assert "auth.state.env" in error.message
 
 
-def test_aip30_schema_narrowing_is_non_extensive_drop_inputs_real_and_optional(tmp_path: Path) -> None:
+def test_aip30_schema_narrowing_is_non_extensive_drop_inputs_real_and_optional(
+    tmp_path: Path,
+) -> None:
     error = refused(tmp_path, entry={"schema_narrowing": {"drop_inputs": ["seed", "sead", "text"]}})
     assert [(d.code, d.pointer.rsplit("/", 1)[-1]) for d in error.diagnostics] == [
         ("drop_input_unknown", "1"),

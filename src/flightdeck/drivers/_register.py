@@ -204,7 +204,8 @@ def _register(
             args=spec.args,
             style=call_style(function),
             extract=spec.extract,
-            is_async=inspect.iscoroutinefunction(function),
+            # SDKs wrap async methods in sync decorators (openai's required_args): unwrap.
+            is_async=inspect.iscoroutinefunction(inspect.unwrap(function)),
             is_asyncgen=is_gen,
             pointer=spec.pointer,
         )

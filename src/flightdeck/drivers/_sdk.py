@@ -198,9 +198,10 @@ class SdkDriver:
     async def invoke_stream(
         self, tool_id: str, input: Any, context: Mapping[str, Any]
     ) -> AsyncIterator[Any]:
-        """Yield `result_extract` of each chunk. Chunks the path does not match are
-        skipped (stream deltas often omit fields); a stream where no chunk matched is
-        `extract_no_match`. The package's generator is closed however this ends."""
+        """Yield `result_extract` of each chunk. Chunks the path does not match, or where
+        a singular path finds null, are skipped (stream deltas often omit fields); a
+        stream where no chunk matched is `extract_no_match`. The package's generator is
+        closed however this ends."""
         sdk = self.bindings[tool_id]
         try:
             args, kwargs = sdk.arguments(self._scope(input, context))
@@ -245,8 +246,8 @@ class SdkDriver:
                         pointer=sdk.pointer,
                     ) from None
                 found = sdk.extract.matches(plain)
-                if not found:
-                    continue
+                if not found or (sdk.extract.singular and found[0] is None):
+                    continue  # this chunk carries nothing at the path (e.g. a role-only delta)
                 matched += 1
                 yield found[0] if sdk.extract.singular else found
         finally:
