@@ -125,3 +125,19 @@ def test_select_driver_loads_only_the_named_driver(tmp_path: Path) -> None:
     assert select_driver(ws, "text.echo", driver_id="nope").driver is None
     ok: Any = select_driver(ws, "text.echo", driver_id="good-sdk").driver
     assert ok.id == "good-sdk"
+
+
+def test_call_tool_resolves_among_drivers_when_none_is_given() -> None:
+    import asyncio
+
+    import pytest
+
+    from flightdeck.drivers import DriverCallError, call_tool
+
+    drivers = [Fake("cloud", "sdk", ("third-party-llm",)), Fake("local", "http", ("pii-safe",))]
+    result = asyncio.run(call_tool("t", {"x": 1}, drivers=drivers, require_tags=["pii-safe"]))
+    assert result.driver == "local" and result.output == {"x": 1}
+    with pytest.raises(DriverCallError) as info:
+        asyncio.run(call_tool("t", {}, drivers=drivers, require_tags=["hipaa"]))
+    assert info.value.code == "no_driver"
+    assert len(info.value.details["rejected"]) == 2

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,6 +32,7 @@ from flightdeck.tools import ToolHandle
 
 DROPPED_INPUT_USED = "dropped_input_used"
 TOOL_NOT_IMPLEMENTED = "tool_not_implemented"
+NO_DRIVER = "no_driver"
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,25 @@ class CallResult:
             "output": self.output,
             "duration_ms": round(self.duration_ms, 3),
         }
+
+
+def _choose(
+    tool: str,
+    driver: Driver | None,
+    drivers: Sequence[Any],
+    require_tags: Sequence[str],
+    region: str | None,
+    input: Any,
+) -> Driver:
+    if driver is not None:
+        return driver
+    # Imported here: the resolver imports registration, which imports this module.
+    from flightdeck.drivers._resolve import resolve_driver
+
+    choice = resolve_driver(tool, drivers, require_tags=require_tags, region=region, input=input)
+    if choice.driver is None:
+        raise DriverCallError(NO_DRIVER, f"{tool}: {choice.reason}", details=choice.to_dict())
+    return choice.driver
 
 
 def _binding(driver: Driver, tool_id: str) -> ToolBinding:
@@ -134,12 +154,18 @@ async def call_tool(
     tool: str,
     input: Any,
     *,
-    driver: Driver,
+    driver: Driver | None = None,
+    drivers: Sequence[Any] = (),
+    require_tags: Sequence[str] = (),
+    region: str | None = None,
     context: Mapping[str, Any] | None = None,
     audit: AuditSink | None = None,
     run_id: str | None = None,
 ) -> CallResult:
-    """Call one tool through `driver`. Raises `DriverCallError` (typed by `code`)."""
+    """Call one tool through `driver`, or through the driver `resolve_driver` picks among
+    `drivers` (Candidates or Drivers) for `require_tags` / `region`. Raises
+    `DriverCallError` (typed by `code`; `no_driver` when nothing qualifies)."""
+    driver = _choose(tool, driver, drivers, require_tags, region, input)
     binding = _binding(driver, tool)
     started = time.perf_counter()
     fields: dict[str, Any] = {"tool": tool, "driver": driver.id, "kind": driver.kind}
@@ -162,13 +188,18 @@ async def stream_tool(
     tool: str,
     input: Any,
     *,
-    driver: Driver,
+    driver: Driver | None = None,
+    drivers: Sequence[Any] = (),
+    require_tags: Sequence[str] = (),
+    region: str | None = None,
     context: Mapping[str, Any] | None = None,
     audit: AuditSink | None = None,
     run_id: str | None = None,
 ) -> AsyncIterator[Any]:
-    """Yield a tool's chunks as they come. Stopping early or cancelling closes the
-    driver's stream (and through it the package's generator)."""
+    """Yield a tool's chunks as they come (driver chosen as in `call_tool`). Stopping
+    early (`aclose()`) or cancelling closes the driver's stream and the package's
+    generator."""
+    driver = _choose(tool, driver, drivers, require_tags, region, input)
     binding = _binding(driver, tool)
     check_input(binding, input)
     fields: dict[str, Any] = {"tool": tool, "driver": driver.id, "kind": driver.kind}
