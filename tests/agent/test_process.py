@@ -461,3 +461,25 @@ def test_spec_3_5_eof_mid_turn_cancels_saves_and_exits_zero(
 
     history = SessionStore(sessions_root()).open("eof").load().history
     assert [m.role for m in history] == ["user", "assistant"]
+
+
+def test_drift_usage_per_turn_through_process(server: FakeLLMServer, ws: Path) -> None:
+    usage1 = {
+        "input_tokens": 100,
+        "output_tokens": 10,
+        "cache_read_tokens": 80,
+        "cache_write_tokens": 20,
+    }
+    usage2 = {
+        "input_tokens": 5,
+        "output_tokens": 1,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+    }
+    server.add(Turn(text="one", usage=usage1), Turn(text="two", usage=usage2))
+    with anthropic(server, ws) as agent:
+        agent.next()
+        agent.send(msg("m1"))
+        assert agent.until("stream_end")[-1]["usage"] == usage1
+        agent.send(msg("m2"))
+        assert agent.until("stream_end")[-1]["usage"] == usage2
