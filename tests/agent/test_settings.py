@@ -70,7 +70,7 @@ def test_bad_config_values_name_the_key(config: dict[str, object], needle: str) 
 
 def test_bad_toml_and_missing_workspace_are_setup_errors(tmp_path: Path) -> None:
     (tmp_path / "flightdeck.toml").write_text("[agent\n")
-    with pytest.raises(SetupError, match="flightdeck.toml"):
+    with pytest.raises(SetupError, match=r"flightdeck\.toml"):
         load_settings({"workspace": str(tmp_path)}, {})
     with pytest.raises(SetupError, match="not a directory"):
         load_settings({"workspace": str(tmp_path / "nope")}, {})
