@@ -207,3 +207,29 @@ def test_function_driver_is_a_handler_backed_driver() -> None:
     bad = FunctionDriver("bad", {"math.double": lambda v, c: "x"}, {"math.double": io})
     with pytest.raises(DriverCallError, match="output_invalid"):
         asyncio.run(call_tool("math.double", {"a": 1}, driver=bad))
+
+
+SLOW_MODULE = (
+    ECHO_MODULE
+    + """
+
+async def slow(value):
+    await asyncio.sleep(30)
+"""
+)
+
+
+def test_aip30_timeout_override_narrows_the_tool_timeout(tmp_path: Path) -> None:
+    driver = make(tmp_path, module=SLOW_MODULE, function_ref="slow", timeout_override_ms=20)
+    binding = driver.binding("text.echo")
+    assert binding is not None and binding.timeout_ms == 20
+    with pytest.raises(DriverCallError) as info:
+        run(driver, {"text": "x"})
+    assert info.value.code == "driver_timeout"
+
+
+def test_timeout_override_never_widens(tmp_path: Path) -> None:
+    tool = {**ECHO_TOOL, "timeout_ms": 1000}
+    driver = make(tmp_path, tool=tool, timeout_override_ms=99999)
+    binding = driver.binding("text.echo")
+    assert binding is not None and binding.timeout_ms == 1000

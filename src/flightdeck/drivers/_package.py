@@ -241,8 +241,12 @@ def import_package(data: Mapping[str, Any], base_dirs: list[Path]) -> ImportRepo
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         started = time.perf_counter()
-        with watching() as watch:
-            spec.loader.exec_module(module)
+        try:
+            with watching() as watch:
+                spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)  # never leave a half-initialised module behind
+            raise
         return ImportReport(module, name, time.perf_counter() - started, False, watch.observed)
     name = module_name(data)
     cached = name in sys.modules

@@ -199,6 +199,7 @@ def _register(
                 spec.streaming or is_gen,
                 tool,
                 spec.cost_units,
+                _timeout(tool.timeout_ms, data.get("timeout_override_ms")),
             ),
             ref=ref,
             args=spec.args,
@@ -223,6 +224,13 @@ def _register(
         _secrets=held,
         _make_client=make,
     )
+
+
+def _timeout(tool_ms: int, override: Any) -> int:
+    """AIP-30: timeout_override_ms narrows the contract's ceiling, never widens it."""
+    if isinstance(override, int) and not isinstance(override, bool) and override > 0:
+        return min(tool_ms, override)
+    return tool_ms
 
 
 _MARKERS = ("flightdeck.toml", "flightdeck.lock", "WORKSPACE.md")

@@ -14,6 +14,7 @@ inputs), invoke, validate the output, and audit the call (never its values).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ from flightdeck.tools import ToolHandle
 
 DROPPED_INPUT_USED = "dropped_input_used"
 TOOL_NOT_IMPLEMENTED = "tool_not_implemented"
+DRIVER_TIMEOUT = "driver_timeout"
 NO_DRIVER = "no_driver"
 
 
@@ -45,6 +47,7 @@ class ToolBinding:
     streaming: bool = False
     tool: ToolHandle | None = None
     cost_units: float | None = None
+    timeout_ms: int | None = None  # the tool's timeout_ms, narrowed by timeout_override_ms
 
 
 @runtime_checkable
@@ -140,6 +143,19 @@ def check_output(binding: ToolBinding, value: Any) -> None:
         )
 
 
+async def _within(binding: ToolBinding, call: Awaitable[Any]) -> Any:
+    timeout_ms = binding.timeout_ms or 0
+    try:
+        async with asyncio.timeout(timeout_ms / 1000):
+            return await call
+    except TimeoutError:
+        raise DriverCallError(
+            DRIVER_TIMEOUT,
+            f"{binding.tool_id} did not finish within {timeout_ms} ms",
+            hint="a sync function keeps running in its worker thread until it returns",
+        ) from None
+
+
 def _audit(
     sink: AuditSink | None,
     run_id: str | None,
@@ -171,7 +187,10 @@ async def call_tool(
     fields: dict[str, Any] = {"tool": tool, "driver": driver.id, "kind": driver.kind}
     try:
         check_input(binding, input)
-        output = await driver.invoke(tool, input, context or {})
+        if binding.timeout_ms is None:
+            output = await driver.invoke(tool, input, context or {})
+        else:
+            output = await _within(binding, driver.invoke(tool, input, context or {}))
         check_output(binding, output)
     except DriverError as exc:
         fields.update(ok=False, code=exc.code, message=exc.message)
@@ -243,12 +262,14 @@ class FunctionDriver:
         contract = self.contracts.get(tool_id)
         io = contract.io if isinstance(contract, ToolHandle) else contract or IOHandle()
         handler = self.handlers[tool_id]
+        tool = contract if isinstance(contract, ToolHandle) else None
         return ToolBinding(
             tool_id,
             io,
             self.dropped.get(tool_id, frozenset()),
             inspect.isasyncgenfunction(handler),
-            contract if isinstance(contract, ToolHandle) else None,
+            tool,
+            timeout_ms=tool.timeout_ms if tool is not None else None,
         )
 
     async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
