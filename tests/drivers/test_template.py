@@ -241,3 +241,20 @@ def test_property_any_text_parses_or_fails_with_a_located_syntax_error(text: str
         parse_string(text)
     except TemplateSyntaxError as exc:
         assert 0 <= exc.offset <= len(text)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(json_values)
+def test_property_whole_reference_returns_the_value_unchanged(value: Any) -> None:
+    node = compile_value({"v": "${input.x}", "w": ["${input.x | json}"]}, "/t", [])
+    rendered = node.render({"input": {"x": value}})
+    assert rendered["v"] == value
+    assert type(rendered["w"][0]) is str
