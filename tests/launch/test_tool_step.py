@@ -132,3 +132,99 @@ def test_tool_nonzero_exit_fails_the_step(harness: Harness, tmp_path: Path) -> N
     result = harness.run(plan, settings=StepSettings(no_sandbox=True))
     assert result.error is not None and result.error.code == "tool.exit"
     assert "bad things" in result.error.message and result.error.step == "run"
+
+
+NET_SCRIPT = """
+import json, os, socket, urllib.request
+data = json.load(open('/flightdeck/in/input.json'))
+port = data['port']
+out = {}
+out['allowed'] = urllib.request.urlopen(f'http://127.0.0.1:{port}/', timeout=10).read().decode()
+if data['deny']:
+    try:
+        urllib.request.urlopen('http://denied.example.invalid/', timeout=10)
+    except Exception as exc:
+        out['denied'] = type(exc).__name__
+try:
+    socket.create_connection(('127.0.0.1', port), timeout=2)
+    out['direct'] = 'reached'
+except OSError:
+    out['direct'] = 'blocked'
+open('/flightdeck/out/report.txt', 'w').write(json.dumps(out))
+"""
+
+
+@needs_bwrap
+def test_tool_network_only_sealed_hosts_through_proxy(harness: Harness, tmp_path: Path) -> None:
+    """Issue 6: no network unless the sealed stepTrust hosts allow, and then only those
+    hosts through a host-side egress proxy; the reach is audited."""
+    import http.server
+    import threading
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"hello from the host")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        plan = write_plan(
+            tmp_path,
+            environment={"tools": ["python@3.x"]},
+            inputs=[
+                {
+                    "name": "port",
+                    "type": "number",
+                    "resolution": {"rule": "literal", "default": server.server_address[1]},
+                },
+                {"name": "deny", "type": "boolean", "resolution": {"rule": "literal"}},
+            ],
+            outputs=[
+                {
+                    "name": "report.txt",
+                    "mimeType": "text/plain",
+                    "encoding": "utf-8",
+                    "publish": {"target": "file", "path": "report.txt"},
+                }
+            ],
+            steps=[
+                {
+                    "id": "net",
+                    "kind": "tool",
+                    "command": ["python3", "-c", NET_SCRIPT],
+                    "bindings": {"port": "inputs.port", "deny": "inputs.deny"},
+                    "mount": {"path": "/flightdeck/in"},
+                    "collect": {"path": "/flightdeck/out"},
+                    "trustContract": {**_TOOL_CONTRACT, "hosts": ["127.0.0.1"]},
+                    "outputs": ["files"],
+                    "materializesOutput": "report.txt",
+                }
+            ],
+        )
+        allowed = harness.run(plan, inputs={"deny": "false"})
+        denied = harness.run(plan, inputs={"deny": "true"})
+    finally:
+        server.shutdown()
+    assert allowed.status == "completed", allowed.error
+    report = json.loads((tmp_path / "out" / "report.txt").read_text())
+    assert report == {"allowed": "hello from the host", "direct": "blocked"}
+    first = harness.records("launch.tool_network")[0]
+    assert first["contacted"] == ["127.0.0.1"] and first["denied"] == []
+    assert first["allowedHosts"] == ["127.0.0.1"]
+    assert denied.status == "failed" and denied.error is not None
+    assert denied.error.code == "egress_denied"
+    assert "denied.example.invalid" in denied.error.message
+    assert harness.records("launch.tool_network")[1]["denied"] == ["denied.example.invalid"]
+
+
+_TOOL_CONTRACT: dict[str, Any] = {
+    "credential": {"kind": "none"},
+    "effect": "read",
+    "idempotency": {"safeToRetry": True},
+    "audit": {"fields": ["network-target"]},
+}

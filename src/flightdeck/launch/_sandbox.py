@@ -2,10 +2,10 @@
 
 The sandbox is read-only system directories, a private `/tmp`, `/proc` and
 `/dev`, the step's mount path (read-only, holding `input.json`) and collect
-path (writable), a cleared environment, and no network: `--unshare-all`
-unless the step's sealed `lock.stepTrust` hosts allow network, in which case
-the network namespace is shared and the tool is pointed at the host-side
-egress proxy that admits only those hosts.
+path (writable), a cleared environment, and its own empty network
+namespace (`--unshare-all`). A step whose sealed `lock.stepTrust` names
+hosts reaches them only through the host-side egress proxy (`_proxy.py`),
+whose Unix socket is bound into the sandbox.
 """
 
 from __future__ import annotations
@@ -45,11 +45,12 @@ def bwrap_argv(
     *,
     mount: tuple[Path, str] | None,
     collect: tuple[Path, str] | None,
-    network: bool,
     env: dict[str, str],
+    binds: list[tuple[Path, str]] | None = None,
 ) -> list[str]:
-    argv = [bwrap, "--die-with-parent", "--new-session", "--clearenv"]
-    argv += ["--unshare-all"] + (["--share-net"] if network else [])
+    # Never --share-net: a step with sealed hosts reaches them only through
+    # the egress proxy's socket, bound in below.
+    argv = [bwrap, "--die-with-parent", "--new-session", "--clearenv", "--unshare-all"]
     for folder in _SYSTEM_DIRS:
         if Path(folder).is_dir():
             argv += ["--ro-bind", folder, folder]
@@ -61,6 +62,8 @@ def bwrap_argv(
         argv += ["--ro-bind", str(mount[0]), mount[1]]
     if collect is not None:
         argv += ["--bind", str(collect[0]), collect[1], "--chdir", collect[1]]
+    for source, target in binds or ():
+        argv += ["--bind", str(source), target]
     for key, value in {"PATH": SAFE_PATH, "HOME": "/tmp", **env}.items():
         argv += ["--setenv", key, value]
     return [*argv, "--", *command]

@@ -171,8 +171,11 @@ class Scheduler:
     def _sealed_hosts(self, step: Step) -> tuple[str, ...]:
         # Only the reach sealed into the signed lock counts; the step's own
         # trustContract is what freeze sealed, never re-supplied at launch.
+        # An unsigned plan has no lock: its declared contract is all there is.
         lock = self.plan.lock
-        return lock.step_trust.get(step.id, ()) if lock is not None else ()
+        if lock is not None:
+            return lock.step_trust.get(step.id, ())
+        return step.trust_contract.hosts if step.trust_contract is not None else ()
 
     def _finish(self, step: Step, outcome: StepOutcome, approval: str | None = None) -> None:
         kind = step.kind or "?"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._proxy import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
 from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
@@ -48,9 +49,20 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
                 hint="install bubblewrap (apt-get install -y bubblewrap), or pass --no-sandbox"
                 " to run tool steps unsandboxed (recorded in the audit)",
             )
+        proxy = EgressProxy(frozenset(h.lower().rstrip(".") for h in hosts))
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
-            files, skipped = await _execute(task, Path(scratch), bwrap, hosts)
+            try:
+                files, skipped = await _execute(task, Path(scratch), bwrap, proxy)
+            finally:
+                record["contacted"] = sorted(set(proxy.contacted))
+                record["denied"] = sorted(set(proxy.denied))
         record["skipped"] = skipped
+        if proxy.denied:
+            raise LaunchError(
+                "egress_denied",
+                f"egress denied: the tool tried to reach {proxy.denied[0]}, outside the step's"
+                " sealed hosts",
+            )
         value: Any = files
         names = list(task.step.get("outputs", []))
         outputs = _by_name(names, files) if len(names) > 1 else split_outputs(names, value)
@@ -61,7 +73,7 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
 
 
 async def _execute(
-    task: StepTask, scratch: Path, bwrap: str | None, hosts: list[str]
+    task: StepTask, scratch: Path, bwrap: str | None, proxy: EgressProxy
 ) -> tuple[list[dict[str, Any]], list[str]]:
     mount_path = str(task.step.get("mount", {}).get("path") or DEFAULT_MOUNT)
     collect_path = str(task.step.get("collect", {}).get("path") or DEFAULT_COLLECT)
@@ -73,13 +85,24 @@ async def _execute(
     )
     command = [str(part) for part in task.step.get("command", [])]
     if bwrap is not None:
+        sandbox_env = {"FLIGHTDECK_MOUNT": mount_path, "FLIGHTDECK_COLLECT": collect_path}
+        extra: list[tuple[Path, str]] = []
+        if proxy.hosts:
+            # Network only through the proxy: the sandbox keeps an empty netns.
+            socket_path = scratch / "egress.sock"
+            await proxy.start(socket_path)
+            extra.append((socket_path, SOCKET_IN_SANDBOX))
+            url = f"http://127.0.0.1:{PROXY_PORT}"
+            for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+                sandbox_env[name] = url
+            command = ["python3", "-c", FORWARDER, *command]
         argv = bwrap_argv(
             bwrap,
             command,
             mount=(host_mount, mount_path),
             collect=(host_collect, collect_path),
-            network=bool(hosts),
-            env={"FLIGHTDECK_MOUNT": mount_path, "FLIGHTDECK_COLLECT": collect_path},
+            binds=extra,
+            env=sandbox_env,
         )
         env = {"PATH": SAFE_PATH}
     else:
@@ -93,7 +116,10 @@ async def _execute(
             "FLIGHTDECK_MOUNT": str(host_mount),
             "FLIGHTDECK_COLLECT": str(host_collect),
         }
-    await _run(argv, env, cwd=host_collect, timeout=task.settings.tool_timeout)
+    try:
+        await _run(argv, env, cwd=host_collect, timeout=task.settings.tool_timeout)
+    finally:
+        await proxy.close()
     return _collect(host_collect)
 
 
