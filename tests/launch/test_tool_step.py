@@ -228,3 +228,25 @@ _TOOL_CONTRACT: dict[str, Any] = {
     "idempotency": {"safeToRetry": True},
     "audit": {"fields": ["network-target"]},
 }
+
+
+def test_locked_tool_versions_are_checked() -> None:
+    """Issue 6: the environment's tools must be present at the versions the lock recorded."""
+    import asyncio
+    import subprocess
+
+    from flightdeck.launch import LaunchError
+    from flightdeck.launch._toolcheck import check_tool_version
+
+    found = subprocess.run(
+        ["/usr/bin/python3", "--version"], capture_output=True, text=True, check=True
+    ).stdout.split()[1]
+    checked = asyncio.run(check_tool_version("python3", {"python": found}))
+    assert checked == {"tool": "python", "version": found}
+    assert asyncio.run(check_tool_version("python3", {"jq": "1.7"})) is None  # not pinned
+    with pytest.raises(LaunchError) as caught:
+        asyncio.run(check_tool_version("python3", {"python": "0.0.1"}))
+    assert caught.value.code == "tool.version_mismatch" and "0.0.1" in caught.value.message
+    with pytest.raises(LaunchError) as caught:
+        asyncio.run(check_tool_version("terraform", {"terraform": "1.9.8"}))
+    assert caught.value.code in ("tool.missing", "tool.version_mismatch")

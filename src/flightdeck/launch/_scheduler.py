@@ -165,8 +165,14 @@ class Scheduler:
             approval=approval,
             step_hosts=list(self._sealed_hosts(step)) if kind == "tool" else None,
             replay=self.replay.get(step.id) if kind == "llm-seam" else None,
+            tool_versions=self._locked_versions() if kind == "tool" else None,
             settings=self.settings,
         )
+
+    def _locked_versions(self) -> dict[str, str]:
+        lock = self.plan.lock
+        caps = lock.resolved_capability_set if lock is not None else ()
+        return {cap.name: cap.version for cap in caps}
 
     def _sealed_hosts(self, step: Step) -> tuple[str, ...]:
         # Only the reach sealed into the signed lock counts; the step's own

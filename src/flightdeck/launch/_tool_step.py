@@ -25,6 +25,7 @@ from flightdeck.launch._proxy import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, E
 from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
+from flightdeck.launch._toolcheck import check_tool_version
 
 DEFAULT_MOUNT = "/flightdeck/in"
 DEFAULT_COLLECT = "/flightdeck/out"
@@ -33,7 +34,7 @@ DEFAULT_COLLECT = "/flightdeck/out"
 async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
     hosts = list(task.step_hosts or [])
     bwrap = None if task.settings.no_sandbox else bwrap_path()
-    record = {
+    record: dict[str, Any] = {
         "step": task.step_id,
         "sandbox": "bubblewrap" if bwrap else "none",
         "network": "hosts" if hosts else "none",
@@ -49,6 +50,9 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
                 hint="install bubblewrap (apt-get install -y bubblewrap), or pass --no-sandbox"
                 " to run tool steps unsandboxed (recorded in the audit)",
             )
+        command = [str(part) for part in task.step.get("command", [])]
+        if command and task.tool_versions:
+            record["toolVersion"] = await check_tool_version(command[0], task.tool_versions)
         proxy = EgressProxy(frozenset(h.lower().rstrip(".") for h in hosts))
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
             try:
