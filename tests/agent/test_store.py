@@ -29,7 +29,12 @@ def sample() -> list[Message]:
         Message("user", [TextBlock("hi"), ImageBlock("image/png", "AAAA")]),
         Message(
             "assistant",
-            [ThinkingBlock("hmm", "sig"), TextBlock("ok"), ToolUseBlock("t1", "Read", {"a": 1})],
+            [
+                ThinkingBlock("hmm", "sig"),
+                ThinkingBlock("opaque", "", redacted=True),
+                TextBlock("ok"),
+                ToolUseBlock("t1", "Read", {"a": 1}),
+            ],
         ),
         Message("user", [ToolResultBlock("t1", [TextBlock("out")], is_error=True)]),
     ]

@@ -23,7 +23,10 @@ def block_to_json(block: ContentBlock) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
     if isinstance(block, ThinkingBlock):
-        return {"type": "thinking", "text": block.text, "signature": block.signature}
+        out: dict[str, Any] = {"type": "thinking", "text": block.text, "signature": block.signature}
+        if block.redacted:  # redacted thinking must go back to the provider as such
+            out["redacted"] = True
+        return out
     if isinstance(block, ImageBlock):
         return {"type": "image", "media_type": block.media_type, "data": block.data_base64}
     if isinstance(block, ToolUseBlock):
@@ -44,7 +47,11 @@ def block_from_json(data: Any) -> ContentBlock:
         if kind == "text":
             return TextBlock(str(data["text"]))
         if kind == "thinking":
-            return ThinkingBlock(str(data["text"]), str(data.get("signature", "")))
+            return ThinkingBlock(
+                str(data["text"]),
+                str(data.get("signature", "")),
+                redacted=bool(data.get("redacted", False)),
+            )
         if kind == "image":
             return ImageBlock(str(data["media_type"]), str(data["data"]))
         if kind == "tool_use":
