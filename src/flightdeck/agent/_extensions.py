@@ -9,15 +9,21 @@ here is imported, and no MCP SDK is loaded, unless the agent starts.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession
+from flightdeck.agent._manifest_tools import ManifestTools
 from flightdeck.agent._settings import AgentSettings
 from flightdeck.agent.mcp import McpManager, connect_servers, parse_mcp_config
 from flightdeck.agent.tools import Tool
+
+if TYPE_CHECKING:
+    from flightdeck.audit import AuditSink
 
 
 @dataclass
@@ -56,19 +62,48 @@ class Extensions:
             await self.mcp.close()
 
 
-async def load_extensions(settings: AgentSettings, config: Mapping[str, Any]) -> Extensions:
+async def load_extensions(
+    settings: AgentSettings,
+    config: Mapping[str, Any],
+    *,
+    run_id: str | None = None,
+    audit: AuditSink | None = None,
+) -> Extensions:
     """Connect the configured MCP servers (concurrently, each within the
-    timeout) and collect every extension tool. Never raises for bad config:
+    timeout) while the workspace's manifest tools are discovered, and collect
+    every extension tool. Never raises for bad config or a broken manifest:
     each problem is a line in `problems`."""
     ext = Extensions()
     mcp_config = parse_mcp_config(config)
     ext.problems.extend(mcp_config.problems)
+    manifests = None
+    if (settings.workspace / ".drivers").is_dir():  # else nothing is imported
+        manifests = asyncio.create_task(
+            asyncio.to_thread(_manifest_tools, settings.workspace, run_id, audit)
+        )
     if mcp_config.servers:
         ext.mcp = await connect_servers(mcp_config, settings.workspace)
         ext.problems.extend(ext.mcp.problems())
         for tool in ext.mcp.tools:
             ext.add(tool, tool.source)
+    found = await manifests if manifests is not None else ManifestTools()
+    ext.problems.extend(found.problems)
+    for manifest in found.tools:
+        if manifest.name in ext.sources:
+            ext.problems.append(f"tool {manifest.contract.id}: name {manifest.name} is taken")
+            continue
+        ext.add(manifest, manifest.source)
     return ext
+
+
+def _manifest_tools(workspace: Path, run_id: str | None, audit: AuditSink | None) -> ManifestTools:
+    from flightdeck.agent._manifest_tools import discover_manifest_tools
+
+    if audit is None:
+        from flightdeck.audit import default_sink
+
+        audit = default_sink()
+    return discover_manifest_tools(workspace, audit=audit, run_id=run_id)
 
 
 async def attach_extensions(session: AgentSession) -> Extensions:
@@ -83,7 +118,8 @@ async def attach_extensions(session: AgentSession) -> Extensions:
         problems = [str(exc)]
     else:
         problems = []
-    ext = await load_extensions(session.settings, config)
+    run_id = session.session.id if session.session is not None else None
+    ext = await load_extensions(session.settings, config, run_id=run_id)
     ext.problems[:0] = problems
     from flightdeck.agent._spawn import SpawnTool
 
