@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import jsonschema_rs
+
 from flightdeck.audit import AuditRecord, AuditSink
 from flightdeck.drivers._errors import (
     INPUT_INVALID,
@@ -37,6 +39,21 @@ DRIVER_TIMEOUT = "driver_timeout"
 NO_DRIVER = "no_driver"
 
 
+def _fast_check(schema: Any) -> Callable[[Any], bool] | None:
+    """A compiled jsonschema-rs `is_valid` for the accept path (offline; None when the
+    schema does not compile there, which leaves the IOHandle's validator in charge)."""
+    if schema is True or schema == {}:
+        return _always
+    try:
+        return jsonschema_rs.Draft202012Validator(schema, offline=True).is_valid
+    except Exception:  # a schema only the Python validator handles (or refuses later)
+        return None
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class ToolBinding:
     """One tool as a driver binds it."""
@@ -48,6 +65,19 @@ class ToolBinding:
     tool: ToolHandle | None = None
     cost_units: float | None = None
     timeout_ms: int | None = None  # the tool's timeout_ms, narrowed by timeout_override_ms
+    # jsonschema-rs validators for the common case (valid data): ~0.2 us instead of ~10 us.
+    # Anything they reject goes through `IOHandle` for the authoritative verdict and message.
+    fast_input: Callable[[Any], bool] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    fast_output: Callable[[Any], bool] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        if not self.io.uses_files:  # the fs-root rules live in IOHandle only
+            object.__setattr__(self, "fast_input", _fast_check(self.io.inputs))
+        object.__setattr__(self, "fast_output", _fast_check(self.io.outputs))
 
 
 @runtime_checkable
@@ -117,7 +147,8 @@ def _binding(driver: Driver, tool_id: str) -> ToolBinding:
 
 def check_input(binding: ToolBinding, value: Any) -> None:
     """The TOOL's inputs schema, then AIP-30's rule: a dropped input is refused, not ignored."""
-    checked = binding.io.validate_input(value)
+    fast = binding.fast_input
+    checked = None if fast is not None and fast(value) else binding.io.validate_input(value)
     if isinstance(checked, Err):
         pointer = checked.error.split(":", 1)[0] if checked.error.startswith("/") else ""
         raise DriverCallError(
@@ -135,6 +166,9 @@ def check_input(binding: ToolBinding, value: Any) -> None:
 
 
 def check_output(binding: ToolBinding, value: Any) -> None:
+    fast = binding.fast_output
+    if fast is not None and fast(value):
+        return
     checked = binding.io.validate_output(value)
     if isinstance(checked, Err):
         pointer = checked.error.split(":", 1)[0] if checked.error.startswith("/") else ""
