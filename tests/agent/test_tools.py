@@ -176,7 +176,19 @@ def test_glob_caps_results(ws: Workspace) -> None:
     assert len(out) == 101 and "5 more files" in out[-1]
 
 
-def test_grep_modes_case_glob_and_context(ws: Workspace) -> None:
+@pytest.fixture(params=["ripgrep", "python"])
+def grep_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Grep answers the same with ripgrep on PATH and with its Python search."""
+    import shutil
+
+    if request.param == "ripgrep" and shutil.which("rg") is None:
+        pytest.skip("ripgrep is not installed (apt-get install ripgrep)")
+    if request.param == "python":
+        monkeypatch.setenv("PATH", "/nonexistent")
+    return str(request.param)
+
+
+def test_grep_modes_case_glob_and_context(ws: Workspace, grep_engine: str) -> None:
     (ws.root / "a.py").write_text("one\nTODO fix\nthree\n")
     (ws.root / "b.txt").write_text("todo later\n")
     (ws.root / ".gitignore").write_text("ignored.py\n")
@@ -194,6 +206,8 @@ def test_grep_modes_case_glob_and_context(ws: Workspace) -> None:
     assert call(grep, ws, pattern="nothing").output == "No matches found"
     fails(grep, ws, "Invalid regular expression", pattern="(")
     fails(grep, ws, "output_mode", pattern="x", output_mode="lines")
+    # A Python-only construct (lookahead) works whichever engine runs.
+    assert call(grep, ws, pattern="TODO(?= fix)").output == "a.py"
 
 
 def test_long_output_keeps_head_and_tail_with_marker() -> None:

@@ -83,15 +83,22 @@ def _with_context(shown: str, lines: list[str], hits: list[int], ctx: tuple[int,
 
 
 async def _rg(rg: str, ws: Workspace, args: list[str], base: Path) -> list[str]:
+    # Searching the root without naming it keeps paths free of a "./" prefix,
+    # the same shape the Python search prints. `--no-require-git` applies
+    # .gitignore outside a git checkout too; `--sort path` keeps output stable.
+    where = [] if base == ws.root else [ws.display(base)]
     proc = await asyncio.create_subprocess_exec(
         rg,
         "--no-heading",
         "--with-filename",
+        "--no-require-git",
+        "--sort",
+        "path",
         "--color",
         "never",
         *args,
         "--",
-        ws.display(base),
+        *where,
         cwd=ws.root,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -144,6 +151,11 @@ class GrepTool:
             raise ToolFailure(f"Path not found: {args.get('path')}")
         import shutil
 
+        try:
+            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            raise ToolFailure(f"Invalid regular expression: {exc}") from None
+        lines: list[str] | None = None
         rg = shutil.which("rg")
         if rg is not None:
             flags = ["-i"] if ignore_case else []
@@ -152,12 +164,14 @@ class GrepTool:
                 flags += ["-B", str(ctx[0]), "-A", str(ctx[1])]
             if glob:
                 flags += ["--glob", glob]
-            lines = await _rg(rg, ws, [*flags, "-e", pattern], base)
-        else:
             try:
-                regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-            except re.error as exc:
-                raise ToolFailure(f"Invalid regular expression: {exc}") from None
+                lines = await _rg(rg, ws, [*flags, "-e", pattern], base)
+            except ToolFailure as exc:
+                # Python's regex dialect is the contract (lookarounds,
+                # backreferences); ripgrep is only the fast path.
+                if "regex parse error" not in str(exc):
+                    raise
+        if lines is None:
             lines = await asyncio.to_thread(_python_grep, ws, regex, base, glob, mode, ctx)
         if not lines:
             return ToolOutput("No matches found")
