@@ -330,3 +330,17 @@ def test_import_failure_is_reported(tmp_path: Path) -> None:
     error = refused(tmp_path, "raise ImportError('missing native lib')\n")
     assert error.code == "package_import_failed"
     assert "missing native lib" in error.message
+
+
+def test_one_process_wide_audit_hook_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flightdeck.drivers import _sandbox
+
+    added: list[object] = []
+    monkeypatch.setattr(_sandbox, "_installed", False)
+    monkeypatch.setattr(_sandbox.sys, "addaudithook", added.append)
+    for _ in range(3):
+        with _sandbox.watching():
+            pass
+    state, token = _sandbox.guard("x", ())
+    _sandbox.unguard(token)
+    assert added == [_sandbox._hook]
