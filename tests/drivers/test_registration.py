@@ -341,6 +341,6 @@ def test_one_process_wide_audit_hook_is_installed(monkeypatch: pytest.MonkeyPatc
     for _ in range(3):
         with _sandbox.watching():
             pass
-    state, token = _sandbox.guard("x", ())
+    _state, token = _sandbox.guard("x", ())
     _sandbox.unguard(token)
     assert added == [_sandbox._hook]
