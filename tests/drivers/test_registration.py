@@ -344,3 +344,23 @@ def test_one_process_wide_audit_hook_is_installed(monkeypatch: pytest.MonkeyPatc
     _state, token = _sandbox.guard("x", ())
     _sandbox.unguard(token)
     assert added == [_sandbox._hook]
+
+
+def test_aip33_secret_echoed_by_a_constructor_is_scrubbed_from_the_refusal(
+    tmp_path: Path,
+) -> None:
+    canary = "sk-ctor-canary-5566778899"
+    module = ECHO_MODULE + (
+        "\nclass Leaky:\n    def __init__(self, api_key=None):\n"
+        "        raise ValueError('rejected key ' + str(api_key))\n"
+    )
+    ws = workspace(tmp_path)
+    data = sdk_driver(
+        function_ref="Leaky.run",
+        auth={"state": {"env": ["LEAKY_KEY"]}},
+        metadata={"sdk": {"client_options": {"api_key": "${secrets.LEAKY_KEY}"}}},
+    )
+    with pytest.raises(DriverRegistrationError) as info:
+        load_driver(add_driver(ws, data, module), environ={"LEAKY_KEY": canary})
+    assert "rejected key ***" in info.value.message
+    assert canary not in repr(info.value.to_dict())

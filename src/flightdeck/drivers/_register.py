@@ -14,6 +14,7 @@ import inspect
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from flightdeck.drivers._errors import (
     DriverError,
     DriverNotRunnable,
     DriverRegistrationError,
+    scrub,
 )
 from flightdeck.drivers._manifest import CompiledManifest, compile_manifest
 from flightdeck.drivers._package import (
@@ -54,13 +56,16 @@ def _snake_keys(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Refusal:
-    """Collects diagnostics; `check` raises with all of them located."""
+    """Collects diagnostics; `check` raises with all of them located, and scrubbed of
+    the secrets read so far (a package's constructor may echo its API key)."""
 
     def __init__(self, file: str | None, positions: SourceMap | None, driver_id: str | None):
         self.file, self.positions, self.driver_id = file, positions, driver_id
+        self.secrets: list[str] = []
 
     def located(self, diags: list[Diagnostic]) -> list[Diagnostic]:
-        return list(locate(diags, self.file, self.positions))
+        clean = [replace(d, message=scrub(d.message, self.secrets)) for d in diags]
+        return list(locate(clean, self.file, self.positions))
 
     def check(self, diags: list[Diagnostic]) -> None:
         if any(d.is_error for d in diags):
@@ -181,6 +186,7 @@ def _register(
     env = os.environ if environ is None else environ
     held = {n: env[n] for n in compiled.secret_names if n in env}
     held.update(secrets or {})
+    refusal.secrets = list(held.values())
     bases = [b for b in (driver_dir, workspace, Path.cwd()) if b is not None]
     report = _import(data, bases, refusal)
     make = _client_factory(compiled, held)
