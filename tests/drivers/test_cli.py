@@ -109,3 +109,33 @@ def test_drivers_show_registers_or_explains_the_refusal() -> None:
     assert info["import"]["module"] == "flightdeck_local_wordstream_sdk"
     refused = drivers_cmd("show", "openai-sdk")
     assert refused.returncode == 1 and "function_ref_unresolvable" in refused.stderr
+
+
+def test_streaming_chunks_are_printed_as_they_arrive() -> None:
+    """The first chunk is readable while the generator is still sleeping before the rest."""
+    proc = subprocess.Popen(
+        [
+            EXE,
+            "call",
+            "text.word-stream",
+            "--workspace",
+            WS,
+            "--format",
+            "json",
+            "--input",
+            '{"text": "w1 w2 w3 w4", "delay_ms": 400}',
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert first == {"chunk": "w1 "}
+        assert proc.poll() is None  # three more words, 400 ms apart, are still to come
+        rest = proc.stdout.read()
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == 0
+    assert rest.count('"chunk"') == 3
