@@ -128,7 +128,10 @@ def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> Verif
     try:
         verified = verify_plan(target, store=runtime.store, keyring=runtime.keyring)
     except FlightPlanError as exc:
-        raise LaunchError(exc.code, exc.message, hint=exc.hint) from None
+        hint = exc.hint
+        if exc.code == "verify.not_frozen":
+            hint = "freeze it first (flightdeck freeze), or launch it with --unsigned"
+        raise LaunchError(exc.code, exc.message, hint=hint) from None
     return VerifiedTarget(
         verified.plan,
         verified.path,
@@ -150,6 +153,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     if previous is not None:
         target = previous.plan_path
         options.unsigned = bool(previous.options.get("unsigned"))
+        options.replay = options.replay or previous.options.get("replayOf")
     if target is None:
         raise LaunchError("launch.no_target", "name a plan (NAME[@VERSION] or PATH) or --resume")
     verified = verify_target(target, options.unsigned, runtime)
