@@ -127,3 +127,44 @@ async def attach_extensions(session: AgentSession) -> Extensions:
     for tool in ext.tools:
         session.tools.setdefault(tool.name, tool)
     return ext
+
+
+async def list_tools(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """What `flightdeck agent --list-tools` reports: every tool the agent would
+    offer (built-in, Spawn, MCP, manifest) with its category, whether it always
+    asks, and where it comes from; the MCP servers; the problems. Needs no
+    provider credentials. Raises `SetupError` for a bad configuration."""
+    import os
+
+    from flightdeck.agent._app import load_settings
+    from flightdeck.agent.tools import builtin_tools
+
+    settings = load_settings(flags, os.environ)
+    from flightdeck.config import load_config
+
+    ext = await load_extensions(settings, load_config(settings.workspace).data)
+    try:
+        rows = [_row(t, "builtin") for t in builtin_tools()]
+        rows.append({"name": "Spawn", "category": "exec", "always_ask": False, "source": "builtin"})
+        rows += [_row(t, ext.sources[t.name]) for t in ext.tools]
+        ready = ext.decorate(
+            p.ReadyEvent(capabilities=p.Capabilities(tool_approval=True, thinking=False, mcp=False))
+        )
+        servers = ready.capabilities.mcp_servers or {}
+        return {
+            "workspace": str(settings.workspace),
+            "tools": rows,
+            "mcp_servers": {k: v.model_dump(mode="json") for k, v in servers.items()},
+            "problems": list(ext.problems),
+        }
+    finally:
+        await ext.close()
+
+
+def _row(tool: Tool, source: str) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "category": tool.category,
+        "always_ask": bool(getattr(tool, "always_ask", False)),
+        "source": source,
+    }

@@ -32,7 +32,13 @@ import click
 )
 @click.option("--session-id", help="Start a new session with this id (error if it exists).")
 @click.option("--resume", help="Resume a session by id, or `latest`.")
-def agent(json_stream: bool, **flags: Any) -> None:
+@click.option(
+    "--list-tools",
+    is_flag=True,
+    help="List the tools the agent would offer (built-in, Spawn, MCP, manifest) and exit.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def agent(json_stream: bool, list_tools: bool, fmt: str, **flags: Any) -> None:
     """Run the coding agent.
 
     \b
@@ -41,6 +47,7 @@ def agent(json_stream: bool, **flags: Any) -> None:
       flightdeck agent --json-stream --provider anthropic --max-turns 30
       flightdeck agent --json-stream --resume latest --workspace ./repo
       flightdeck agent --json-stream --provider openai --base-url http://localhost:8000/v1
+      flightdeck agent --list-tools --workspace ./repo --format json
 
     Credentials come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY,
     AWS_* for bedrock, GOOGLE_APPLICATION_CREDENTIALS / VERTEX_PROJECT_ID /
@@ -49,6 +56,10 @@ def agent(json_stream: bool, **flags: Any) -> None:
     # The agent uses no pydantic plugins; looking them up scans every installed
     # distribution's entry points (~6 ms of start-up).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if list_tools:
+        from flightdeck.cli._agent_tools import print_tools
+
+        sys.exit(print_tools(flags, fmt))
     if json_stream:
         from flightdeck.agent import run_json_stream
 

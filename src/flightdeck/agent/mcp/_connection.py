@@ -50,7 +50,7 @@ class McpConnection:
         try:
             return await asyncio.wait_for(asyncio.shield(self._ready), timeout)
         except BaseException:
-            await self.close()
+            await self.close(grace=0)  # still handshaking: nothing to wind down
             raise
 
     async def call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
