@@ -110,14 +110,14 @@ def test_declared_output_not_produced_fails_naming_it(harness: Harness, tmp_path
     # ... and the runtime itself refuses a run whose materializing step produced nothing
     from flightdeck.flightplan import load_plan
     from flightdeck.launch._audit import AuditRouter
-    from flightdeck.launch._launch import _materialize_all
+    from flightdeck.launch._conclude import materialize_all
     from flightdeck.launch._scheduler import StepState
 
     loaded = load_plan(plan).plan
     assert loaded is not None
     with pytest.raises(LaunchError) as caught:
-        _materialize_all(
-            loaded, StepState(), tmp_path, "r", harness.runtime(), AuditRouter(harness.audit)
+        materialize_all(
+            loaded, StepState(), tmp_path, "r", harness.journal, AuditRouter(harness.audit)
         )
     assert caught.value.code == "output.missing" and "never.txt" in caught.value.message
 

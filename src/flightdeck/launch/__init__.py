@@ -12,6 +12,7 @@ journals and audits everything. Errors are `LaunchError` values with a code.
 
 from flightdeck.launch._approval import Approvals
 from flightdeck.launch._audit import AuditRouter, sink_from_spec
+from flightdeck.launch._conclude import RunResult
 from flightdeck.launch._drivers import DriverInvoker
 from flightdeck.launch._egress import EgressDenied, EgressPolicy, guard
 from flightdeck.launch._errors import LaunchError
@@ -26,7 +27,7 @@ from flightdeck.launch._invoker import (
     HandlerInvoker,
 )
 from flightdeck.launch._journal import Journal, RunRow, StepRow
-from flightdeck.launch._launch import LaunchOptions, RunResult, Runtime, launch, verify_target
+from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
 from flightdeck.launch._paths import rewrite, select
 from flightdeck.launch._redact import redact
 from flightdeck.launch._report import run_list, run_report

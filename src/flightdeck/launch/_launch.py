@@ -34,14 +34,14 @@ from flightdeck.flightplan import (
 )
 from flightdeck.launch._approval import Approvals
 from flightdeck.launch._audit import AuditRouter
+from flightdeck.launch._conclude import RunResult, conclude
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._events import EventSink, LaunchEvent, ignore
 from flightdeck.launch._executor import Executor, LocalExecutor
 from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
 from flightdeck.launch._journal import Journal, RunRow
-from flightdeck.launch._outputs import materialize
 from flightdeck.launch._resume import in_doubt, memoised, replay_outputs
-from flightdeck.launch._scheduler import Scheduler, StepState
+from flightdeck.launch._scheduler import Scheduler
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
 
@@ -70,34 +70,6 @@ class VerifiedTarget:
     publisher: str | None = None
     signer: str | None = None
     unsigned: bool = False
-
-
-@dataclass
-class RunResult:
-    run_id: str
-    status: str  # completed | failed | pending-approval
-    plan: str
-    out_dir: Path
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-    error: LaunchError | None = None
-    steps: dict[str, str] = field(default_factory=dict)
-    pending: list[str] = field(default_factory=list)
-    journal: Path | None = None
-    audit: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "runId": self.run_id,
-            "status": self.status,
-            "plan": self.plan,
-            "outDir": str(self.out_dir),
-            "outputs": self.outputs,
-            "error": self.error.to_dict() if self.error else None,
-            "steps": self.steps,
-            "pendingApproval": self.pending,
-            "journal": str(self.journal) if self.journal else None,
-            "audit": self.audit,
-        }
 
 
 @dataclass
@@ -199,7 +171,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         scheduler.state = memoised(runtime.journal, verified.plan, run_id)
         in_doubt(runtime.journal, verified.plan, run_id, scheduler.state)
     state = await scheduler.run()
-    result = _conclude(verified, run_id, state, out_dir, runtime, router)
+    result = conclude(verified, run_id, state, out_dir, runtime.journal, runtime.audit, router)
     options.on_event(LaunchEvent("run_finished", run_id, status=result.status))
     return result
 
@@ -306,95 +278,3 @@ def _start_run(
             **flags,
         },
     )
-
-
-def _conclude(
-    verified: VerifiedTarget,
-    run_id: str,
-    state: StepState,
-    out_dir: Path,
-    runtime: Runtime,
-    router: AuditRouter,
-) -> RunResult:
-    plan = verified.plan
-    statuses = {step.id: _status(step.id, state) for step in plan.steps}
-    result = RunResult(
-        run_id,
-        "completed",
-        plan.name or "?",
-        out_dir,
-        steps=statuses,
-        journal=runtime.journal.path,
-        audit=_audit_where(runtime.audit),
-    )
-    if state.failed:
-        first = next(step.id for step in plan.steps if step.id in state.failed)
-        result.status, result.error = "failed", LaunchError.from_dict(state.failed[first])
-    elif state.pending:
-        result.status = "pending-approval"
-        result.pending = [step.id for step in plan.steps if step.id in state.pending]
-    else:
-        try:
-            result.outputs = _materialize_all(plan, state, out_dir, run_id, runtime, router)
-        except LaunchError as exc:
-            result.status, result.error = "failed", exc
-    runtime.journal.set_run_status(
-        run_id, result.status, result.error.to_dict() if result.error else None
-    )
-    router.write(
-        run_id,
-        "launch.finish",
-        {
-            "status": result.status,
-            "error": result.error.to_dict() if result.error else None,
-            "pendingApproval": result.pending,
-        },
-    )
-    return result
-
-
-def _status(step_id: str, state: StepState) -> str:
-    if step_id in state.done:
-        return "completed"
-    if step_id in state.failed:
-        return "failed"
-    if step_id in state.pending:
-        return "pending-approval"
-    return "blocked"
-
-
-def _materialize_all(
-    plan: FlightPlan,
-    state: StepState,
-    out_dir: Path,
-    run_id: str,
-    runtime: Runtime,
-    router: AuditRouter,
-) -> list[dict[str, Any]]:
-    records = []
-    for output in plan.outputs:
-        step = next((s for s in plan.steps if s.materializes_output == output.name), None)
-        if step is None or step.id not in state.done:
-            raise LaunchError(
-                "output.missing",
-                f"declared output {output.name!r} was not produced"
-                + (" (no step materializes it)" if step is None else f" by step {step.id}"),
-            )
-        memo = state.done[step.id]
-        value = memo["outputs"][step.outputs[0]] if len(step.outputs) == 1 else memo["result"]
-        try:
-            made = materialize(output, value, out_dir)
-        except LaunchError as exc:
-            exc.step = step.id
-            raise
-        record = {**made.record, "step": step.id}
-        keep = made.content if output.publish_target != "file" else None
-        runtime.journal.output(run_id, record, keep)
-        router.write(run_id, "launch.output", record)
-        records.append(record)
-    return records
-
-
-def _audit_where(sink: AuditSink) -> str | None:
-    path = getattr(sink, "path", None)
-    return str(path) if path is not None else None

@@ -1,0 +1,138 @@
+"""Finish a run: settle its status, materialize the declared outputs, and
+write the `launch.output` and `launch.finish` records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flightdeck.audit import AuditSink
+from flightdeck.flightplan import FlightPlan
+from flightdeck.launch._audit import AuditRouter
+from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._journal import Journal
+from flightdeck.launch._outputs import materialize
+from flightdeck.launch._scheduler import StepState
+
+if TYPE_CHECKING:
+    from flightdeck.launch._launch import VerifiedTarget
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    status: str  # completed | failed | pending-approval
+    plan: str
+    out_dir: Path
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    error: LaunchError | None = None
+    steps: dict[str, str] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    journal: Path | None = None
+    audit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "status": self.status,
+            "plan": self.plan,
+            "outDir": str(self.out_dir),
+            "outputs": self.outputs,
+            "error": self.error.to_dict() if self.error else None,
+            "steps": self.steps,
+            "pendingApproval": self.pending,
+            "journal": str(self.journal) if self.journal else None,
+            "audit": self.audit,
+        }
+
+
+def conclude(
+    verified: VerifiedTarget,
+    run_id: str,
+    state: StepState,
+    out_dir: Path,
+    journal: Journal,
+    audit: AuditSink,
+    router: AuditRouter,
+) -> RunResult:
+    plan = verified.plan
+    statuses = {step.id: _status(step.id, state) for step in plan.steps}
+    result = RunResult(
+        run_id,
+        "completed",
+        plan.name or "?",
+        out_dir,
+        steps=statuses,
+        journal=journal.path,
+        audit=_audit_where(audit),
+    )
+    if state.failed:
+        first = next(step.id for step in plan.steps if step.id in state.failed)
+        result.status, result.error = "failed", LaunchError.from_dict(state.failed[first])
+    elif state.pending:
+        result.status = "pending-approval"
+        result.pending = [step.id for step in plan.steps if step.id in state.pending]
+    else:
+        try:
+            result.outputs = materialize_all(plan, state, out_dir, run_id, journal, router)
+        except LaunchError as exc:
+            result.status, result.error = "failed", exc
+    journal.set_run_status(run_id, result.status, result.error.to_dict() if result.error else None)
+    router.write(
+        run_id,
+        "launch.finish",
+        {
+            "status": result.status,
+            "error": result.error.to_dict() if result.error else None,
+            "pendingApproval": result.pending,
+        },
+    )
+    return result
+
+
+def _status(step_id: str, state: StepState) -> str:
+    if step_id in state.done:
+        return "completed"
+    if step_id in state.failed:
+        return "failed"
+    if step_id in state.pending:
+        return "pending-approval"
+    return "blocked"
+
+
+def materialize_all(
+    plan: FlightPlan,
+    state: StepState,
+    out_dir: Path,
+    run_id: str,
+    journal: Journal,
+    router: AuditRouter,
+) -> list[dict[str, Any]]:
+    records = []
+    for output in plan.outputs:
+        step = next((s for s in plan.steps if s.materializes_output == output.name), None)
+        if step is None or step.id not in state.done:
+            raise LaunchError(
+                "output.missing",
+                f"declared output {output.name!r} was not produced"
+                + (" (no step materializes it)" if step is None else f" by step {step.id}"),
+            )
+        memo = state.done[step.id]
+        value = memo["outputs"][step.outputs[0]] if len(step.outputs) == 1 else memo["result"]
+        try:
+            made = materialize(output, value, out_dir)
+        except LaunchError as exc:
+            exc.step = step.id
+            raise
+        record = {**made.record, "step": step.id}
+        keep = made.content if output.publish_target != "file" else None
+        journal.output(run_id, record, keep)
+        router.write(run_id, "launch.output", record)
+        records.append(record)
+    return records
+
+
+def _audit_where(sink: AuditSink) -> str | None:
+    path = getattr(sink, "path", None)
+    return str(path) if path is not None else None
