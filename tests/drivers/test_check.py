@@ -68,3 +68,12 @@ def test_non_sdk_drivers_are_left_alone(tmp_path: Path) -> None:
         Path(__file__).resolve().parents[1] / "data/corpus/valid/driver/aip30-ex-gh-cli/DRIVER.md"
     ).document
     assert doc is not None and check_document(doc) == []
+
+
+def test_mapping_on_an_sdk_entry_is_a_warning(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    path = add_driver(ws, sdk_driver(entry={"mapping": {"text": "prompt"}}))
+    doc = load_document(path).document
+    assert doc is not None
+    warnings = [(d.code, d.line) for d in check_document(doc) if d.severity is Severity.WARNING]
+    assert len(warnings) == 1 and warnings[0][0] == "mapping_ignored" and warnings[0][1]

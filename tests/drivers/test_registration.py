@@ -364,3 +364,18 @@ def test_aip33_secret_echoed_by_a_constructor_is_scrubbed_from_the_refusal(
         load_driver(add_driver(ws, data, module), environ={"LEAKY_KEY": canary})
     assert "rejected key ***" in info.value.message
     assert canary not in repr(info.value.to_dict())
+
+
+def test_binding_the_same_tool_twice_is_refused(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    data = sdk_driver()
+    data["implements"] = data["implements"] * 2
+    with pytest.raises(DriverRegistrationError) as info:
+        load_driver(add_driver(ws, data, ECHO_MODULE))
+    assert info.value.code == "duplicate_tool"
+    assert info.value.pointer == "/implements/1/tool"
+
+
+def test_aip30_mapping_is_not_applied_by_sdk_drivers_and_says_so(tmp_path: Path) -> None:
+    driver = register(tmp_path, entry={"mapping": {"text": "prompt"}})
+    assert driver.notes and driver.notes[0].startswith("mapping_ignored at /implements/0/mapping")

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flightdeck.documents import Diagnostic, pointer_join
+from flightdeck.documents import Diagnostic, Severity, pointer_join
 from flightdeck.drivers._errors import TEMPLATE_ERROR
 from flightdeck.drivers._extract import Extractor, compile_extract
 from flightdeck.drivers._package import install_problems, range_problems
@@ -121,6 +121,17 @@ def compile_manifest(data: Mapping[str, Any]) -> tuple[CompiledManifest, list[Di
     implements = data.get("implements")
     for i, entry in enumerate(implements if isinstance(implements, list) else []):
         if isinstance(entry, Mapping):
+            if "mapping" in entry:
+                diags.append(
+                    Diagnostic(
+                        "mapping_ignored",
+                        "an SDK driver shapes arguments with metadata.sdk.args_template; "
+                        "`mapping` is not applied",
+                        Severity.WARNING,
+                        pointer=pointer_join("/implements", i, "mapping"),
+                        hint="write the rename as args_template: { sdk_name: '${input.x}' }",
+                    )
+                )
             spec = _entry(i, entry, data, diags)
             if spec is not None:
                 entries.append(spec)

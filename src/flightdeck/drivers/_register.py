@@ -100,12 +100,24 @@ def _bind_tools(
     tools: dict[int, ToolHandle] = {}
     diags: list[Diagnostic] = []
     entries = data.get("implements") or []
+    seen: dict[str, int] = {}
     for spec in compiled.entries:
         tool, problems = load_bound_tool(spec, driver_dir, workspace)
         diags += problems
-        if tool is not None:
-            diags += binding_problems(spec, tool, entries[spec.index])
-            tools[spec.index] = tool
+        if tool is None:
+            continue
+        if tool.id in seen:
+            diags.append(
+                Diagnostic(
+                    "duplicate_tool",
+                    f"tool {tool.id} is already bound by implements[{seen[tool.id]}]",
+                    pointer=pointer_join(spec.pointer, "tool"),
+                )
+            )
+            continue
+        seen[tool.id] = spec.index
+        diags += binding_problems(spec, tool, entries[spec.index])
+        tools[spec.index] = tool
     return tools, diags
 
 
@@ -227,6 +239,7 @@ def _register(
         policy_tags=tuple(data.get("policy_tags") or ()),
         region=tuple(data.get("region") or ("global",)),
         egress=tuple((data.get("network") or {}).get("egress") or ()),
+        notes=[f"{d.code} at {d.pointer}: {d.message}" for d in diags if not d.is_error],
         _secrets=held,
         _make_client=make,
     )
