@@ -351,3 +351,91 @@ def test_llm_example_without_provider_says_how(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "llm.not_configured" in result.stderr and "--llm-provider" in result.stderr
+
+
+LEAK_DRIVER = """---
+name: Leaky
+id: leaky
+description: A driver whose package echoes its token.
+version: 1.0.0
+kind: sdk
+package: leakypkg
+package_manager: local
+import_style: python
+install:
+  - { method: vendored, path: ../../packages/leakypkg }
+auth:
+  state: { env: ["LEAKY_TOKEN"] }
+network:
+  egress: []
+implements:
+  - tool: ../../.tools/echo/TOOL.md
+    version: "^1.0.0"
+    metadata:
+      sdk:
+        function_ref: "echo"
+        args_template: { text: "${input.text}", token: "${secrets.LEAKY_TOKEN}" }
+---
+"""
+LEAK_PACKAGE = """
+import os
+
+def echo(text, token):
+    if os.environ.get("LEAKY_FAIL"):
+        raise RuntimeError("upstream rejected token " + token)
+    return {"said": text, "token": token, "note": "auth " + token}
+"""
+
+
+def test_credential_canary_through_a_driver_process(tmp_path: Path) -> None:
+    """Issue 6: credentials bound from the secret store are handed to the driver and never
+    written to logs, audit, outputs or errors (canary, end to end through the CLI)."""
+    canary = "CANARY-7d1e5b0c-do-not-leak"
+    ws = tmp_path / "ws"
+    (ws / ".tools" / "echo").mkdir(parents=True)
+    (ws / ".tools" / "echo" / "TOOL.md").write_text(TOOL.format(name="echo", id="echo"))
+    (ws / ".drivers" / "leaky").mkdir(parents=True)
+    (ws / ".drivers" / "leaky" / "DRIVER.md").write_text(LEAK_DRIVER)
+    (ws / "packages" / "leakypkg").mkdir(parents=True)
+    (ws / "packages" / "leakypkg" / "__init__.py").write_text(LEAK_PACKAGE)
+    api_key = {"kind": "api-key", "placement": "header", "identityLabel": "ops"}
+    plan = write_plan(
+        ws,
+        inputs=[
+            {"name": "text", "type": "string", "resolution": {"rule": "literal", "default": "hi"}}
+        ],
+        actions={"aileron:leaky.echo": contract(credential=api_key)},
+        outputs=[
+            {
+                "name": "echo.json",
+                "mimeType": "application/json",
+                "encoding": "utf-8",
+                "publish": {"target": "file", "path": "echo.json"},
+            }
+        ],
+        steps=[
+            {
+                "id": "say",
+                "kind": "action-call",
+                "actionRef": "aileron:leaky.echo",
+                "args": {"text": "inputs.text"},
+                "outputs": ["reply"],
+                "materializesOutput": "echo.json",
+            }
+        ],
+    )
+    env = {**os.environ, "FLIGHTDECK_SECRET_LEAKY_OPS": canary}
+    args = ["launch", str(plan), "--unsigned", "--workspace", str(ws)]
+    ok = _fd(*args, "--out-dir", str(tmp_path / "out"), env=env)
+    assert ok.returncode == 0, ok.stderr
+    echoed = json.loads((tmp_path / "out" / "echo.json").read_text())
+    assert echoed["token"] == "[REDACTED]"  # the driver got it; it was scrubbed on the way out
+    failed = _fd(*args, "--format", "json", env={**env, "LEAKY_FAIL": "1"})
+    assert failed.returncode == 1 and json.loads(failed.stdout)["error"]["step"] == "say"
+    run_id = json.loads(failed.stdout)["runId"]
+    shown = _fd("runs", "show", run_id, "--format", "json")
+    home = Path(os.environ["FLIGHTDECK_HOME"])
+    blobs = [p.read_bytes() for p in [*home.rglob("*"), *tmp_path.rglob("*")] if p.is_file()]
+    for text in (ok.stdout, ok.stderr, failed.stdout, failed.stderr, shown.stdout):
+        assert canary not in text
+    assert all(canary.encode() not in blob for blob in blobs)
