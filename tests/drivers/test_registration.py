@@ -379,3 +379,14 @@ def test_binding_the_same_tool_twice_is_refused(tmp_path: Path) -> None:
 def test_aip30_mapping_is_not_applied_by_sdk_drivers_and_says_so(tmp_path: Path) -> None:
     driver = register(tmp_path, entry={"mapping": {"text": "prompt"}})
     assert driver.notes and driver.notes[0].startswith("mapping_ignored at /implements/0/mapping")
+
+
+def test_aip33_client_constructor_side_effects_are_refused_too(tmp_path: Path) -> None:
+    module = ECHO_MODULE + (
+        "\nclass Writer:\n    def __init__(self):\n"
+        "        open(__file__ + '.state', 'w').close()\n"
+        "        self.run = lambda value: value\n"
+    )
+    error = refused(tmp_path, module, function_ref="Writer.run")
+    assert error.code == "import_side_effect"
+    assert "building its clients" in error.message and "file_write" in error.message

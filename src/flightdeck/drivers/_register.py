@@ -42,7 +42,7 @@ from flightdeck.drivers._package import (
     version_problems,
 )
 from flightdeck.drivers._refs import RefError, ResolvedRef, call_style, resolve_ref
-from flightdeck.drivers._sandbox import undeclared
+from flightdeck.drivers._sandbox import Observed, undeclared, watching
 from flightdeck.drivers._sdk import SdkBinding, SdkDriver
 from flightdeck.drivers._seam import ToolBinding
 from flightdeck.drivers._tools import binding_problems, load_bound_tool
@@ -135,21 +135,22 @@ def _import(data: Mapping[str, Any], bases: list[Path], refusal: _Refusal) -> Im
             ]
         )
         raise  # unreachable: check raised
-    egress = (data.get("network") or {}).get("egress") or []
-    refusal.check(
-        [
-            Diagnostic(
-                "import_side_effect",
-                f"importing {data.get('package')!r} did something undeclared: {item.kind}: "
-                f"{item.detail}",
-                pointer="/network" if item.kind in ("network", "dns") else "/package",
-                hint="declare network.egress for connections; an SDK import must not spawn "
-                "processes or write files",
-            )
-            for item in undeclared(report.observed, list(egress))
-        ]
-    )
+    refusal.check(_side_effects(data, report.observed, f"importing {data.get('package')!r}"))
     return report
+
+
+def _side_effects(data: Mapping[str, Any], observed: list[Observed], what: str) -> list[Diagnostic]:
+    egress = (data.get("network") or {}).get("egress") or []
+    return [
+        Diagnostic(
+            "import_side_effect",
+            f"{what} did something undeclared: {item.kind}: {item.detail}",
+            pointer="/network" if item.kind in ("network", "dns") else "/package",
+            hint="declare network.egress for connections; loading an SDK driver must not "
+            "spawn processes or write files",
+        )
+        for item in undeclared(observed, list(egress))
+    ]
 
 
 def _resolve_refs(
@@ -202,8 +203,9 @@ def _register(
     bases = [b for b in (driver_dir, workspace, Path.cwd()) if b is not None]
     report = _import(data, bases, refusal)
     make = _client_factory(compiled, held)
-    refs, ref_diags = _resolve_refs(compiled, report, make)
-    refusal.check(ref_diags)
+    with watching() as watch:  # constructors (Client(...)) run here: same rules as the import
+        refs, ref_diags = _resolve_refs(compiled, report, make)
+    refusal.check(ref_diags + _side_effects(data, watch.observed, "building its clients"))
     bindings: dict[str, SdkBinding] = {}
     for spec in compiled.entries:
         tool, ref = tools[spec.index], refs[spec.index]
