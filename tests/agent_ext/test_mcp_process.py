@@ -130,3 +130,26 @@ def test_mcp_streamable_http_results_map_to_tool_result(
         )
         assert results["a3"]["status"] == "error"
         assert "broken on purpose" in results["a3"]["output"]
+
+
+def test_stop_cancels_a_running_mcp_call_and_the_server_stays_usable(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    ws = make_ws(tmp_path / "ws", stdio_server_toml())
+    server.add(
+        Turn(tool_calls=[ToolCall("mcp__notes__slow", {"seconds": 60}, id="s1")]),
+        Turn(tool_calls=[ToolCall("mcp__notes__add", {"a": 1, "b": 1}, id="a1")]),
+        Turn(text="two"),
+    )
+    with anthropic(server, ws, "--auto-approve") as agent:
+        assert agent.next()["type"] == "ready"
+        agent.send(msg("m1", "wait"))
+        agent.until("tool_running")
+        agent.send({"type": "stop"})
+        events = agent.until("stream_end")
+        assert of_type(events, "tool_cancelled")[0]["call_id"] == "s1"
+        agent.send(msg("m2", "add"))
+        events = agent.until("stream_end")
+        assert of_type(events, "tool_result")[0]["output"] == "2"
+        agent.close_stdin()
+        assert agent.wait() == 0

@@ -106,6 +106,11 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
         console.print(f"[bold red]error (config_error):[/] {exc}")
         return 1
     agent = started.session
+    from flightdeck.agent._extensions import attach_extensions
+
+    extensions = await attach_extensions(agent)  # MCP, manifest tools, Spawn
+    for problem in extensions.problems:
+        console.print(f"[yellow]{problem}[/]")
     sid = agent.session.id if agent.session else "(not saved)"
     console.print(f"[bold]flightdeck agent[/] session {sid} - Ctrl-D or /exit to quit")
     count = 0
@@ -126,4 +131,5 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
             await agent.stop()
             view.settle()
     await agent.close()
+    await extensions.close()
     return 0

@@ -53,6 +53,13 @@ def pixel() -> Image:
     return Image(data=PIXEL, format="png")
 
 
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleep, then answer (to stop a call mid-way)."""
+    await asyncio.sleep(seconds)
+    return "slept"
+
+
 async def serve_http() -> None:
     import uvicorn
 
