@@ -130,7 +130,7 @@ def test_package_exception_is_driver_call_failed_with_type_and_message(tmp_path:
         run(make(tmp_path, function_ref="boom"), {"text": "nope"})
     assert info.value.code == "driver_call_failed"
     assert "builtins.ValueError" in info.value.message and "bad input: nope" in info.value.message
-    assert info.value.details["exception_type"] == "builtins.ValueError"
+    assert info.value.details == {"exception_type": "builtins.ValueError"}
 
 
 def test_missing_template_value_is_template_error_at_call(tmp_path: Path) -> None:
@@ -233,3 +233,15 @@ def test_timeout_override_never_widens(tmp_path: Path) -> None:
     driver = make(tmp_path, tool=tool, timeout_override_ms=99999)
     binding = driver.binding("text.echo")
     assert binding is not None and binding.timeout_ms == 1000
+
+
+def test_aip30_expiry_detect_marks_auth_expired(tmp_path: Path) -> None:
+    driver = make(
+        tmp_path,
+        function_ref="boom",
+        auth={"state": {"env": ["ECHO_KEY"]}, "expiry": {"detect": "exception:ValueError"}},
+    )
+    with pytest.raises(DriverCallError) as info:
+        run(driver, {"text": "x"})
+    assert info.value.details["auth_expired"] is True
+    assert "ECHO_KEY" in (info.value.hint or "") and CANARY not in (info.value.hint or "")

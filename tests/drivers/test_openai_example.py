@@ -58,6 +58,8 @@ def test_sdk_exception_is_wrapped_and_the_key_never_shows(server: FakeLLMServer)
         asyncio.run(call_tool("chat.completion", {"messages": MESSAGES}, driver=driver))
     assert info.value.code == "driver_call_failed"
     assert info.value.details["exception_type"] == "openai.AuthenticationError"
+    assert info.value.details["auth_expired"] is True  # auth.expiry.detect matched
+    assert info.value.hint is not None and "OPENAI_API_KEY" in info.value.hint
     assert wrong not in str(info.value.to_dict())
 
 

@@ -111,12 +111,29 @@ class SdkDriver:
         if state.denied:
             return self._denied(state, sdk)
         kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+        details: dict[str, Any] = {"exception_type": kind}
+        hint = None
+        if self._auth_expired(exc):
+            details["auth_expired"] = True
+            names = ", ".join(self._secrets) or "the driver's credentials"
+            hint = f"auth.expiry.detect matched: re-bind {names}"
         return DriverCallError(
             DRIVER_CALL_FAILED,
             f"{sdk.ref.ref} raised {kind}: {self.redact(str(exc))}",
             pointer=sdk.pointer,
-            details={"exception_type": kind},
+            hint=hint,
+            details=details,
         )
+
+    def _auth_expired(self, exc: BaseException) -> bool:
+        """AIP-30 `auth.expiry.detect: "exception:Name"`: the exception or a base class is Name."""
+        auth = self.data.get("auth")
+        expiry = auth.get("expiry") if isinstance(auth, Mapping) else None
+        detect = expiry.get("detect") if isinstance(expiry, Mapping) else None
+        if not isinstance(detect, str) or not detect.startswith("exception:"):
+            return False
+        name = detect.removeprefix("exception:").strip()
+        return any(cls.__name__ == name or cls.__qualname__ == name for cls in type(exc).__mro__)
 
     def _denied(self, state: Guard, sdk: SdkBinding) -> DriverCallError:
         return DriverCallError(
