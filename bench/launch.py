@@ -6,6 +6,8 @@
    (the transforms themselves do nothing). Target: < 1 ms at the median.
 2. 100 independent action calls each waiting 50 ms (async handler,
    `--max-parallel 100`): wall time. Target: < 0.5 s (close to one call).
+3. The egress hook's cost when no policy is active: `sys.audit` events
+   with no hook, then with the process-wide hook installed (no guard).
 
 Both run through the real path: plan read, inputs, scheduler, local
 executor, trust contract (for 2), SQLite journal written per step, audit.
@@ -120,7 +122,25 @@ def run_once(plan: Path, folder: Path, max_parallel: int) -> float:
     return elapsed
 
 
+def hook_cost_ns() -> tuple[float, float]:
+    """Per-event cost of `sys.audit` before and after the egress hook exists."""
+    from flightdeck.launch._egress import install
+
+    def per_event() -> float:
+        count = 200_000
+        started = time.perf_counter_ns()
+        for _ in range(count):
+            sys.audit("flightdeck.bench")
+        return (time.perf_counter_ns() - started) / count
+
+    before = statistics.median(per_event() for _ in range(RUNS))
+    install()
+    after = statistics.median(per_event() for _ in range(RUNS))
+    return before, after
+
+
 def main() -> None:
+    hook_before, hook_after = hook_cost_ns()
     os.environ.setdefault("FLIGHTDECK_HOME", tempfile.mkdtemp(prefix="fd-bench-"))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -144,6 +164,8 @@ def main() -> None:
             f"{calls_s:.3f} s",
             "< 0.5 s",
         ),
+        ("audit event, no hook installed", f"{hook_before:.0f} ns", ""),
+        ("audit event, egress hook installed, no guard active", f"{hook_after:.0f} ns", ""),
     ]
     for name, value, target in rows:
         print(f"{name:<62} {value:>10}  {target}")

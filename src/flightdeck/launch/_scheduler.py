@@ -11,6 +11,7 @@ earlier attempt (resume) are memoised, never re-run.
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,52 +54,65 @@ class Scheduler:
     state: StepState = field(default_factory=StepState)
 
     async def run(self) -> StepState:
+        graph = StepGraph.of(self.plan)
         try:
-            order = StepGraph.of(self.plan).topological_order()
+            order = graph.topological_order()
         except ValueError:
             raise LaunchError("plan.cycle", "the step graph has a cycle") from None
         steps = {step.id: step for step in self.plan.steps}
-        running: dict[asyncio.Task[StepOutcome], Step] = {}
-        waiting = [step_id for step_id in order if not self._settled(step_id)]
-        while waiting or running:
-            for step_id in list(waiting):
-                if len(running) >= max(self.max_parallel, 1):
-                    break
-                step = steps[step_id]
-                readiness = self._readiness(step)
-                if readiness == "wait":
-                    continue
-                waiting.remove(step_id)
-                if readiness == "blocked":
-                    self._block(step)
-                    continue
-                task = self._dispatch(step)
-                if task is not None:
-                    running[asyncio.ensure_future(self.executor.submit(task))] = step
+        rank = {step_id: index for index, step_id in enumerate(order)}
+        settled = set(self.state.done) | set(self.state.failed)  # memoised or in doubt
+        waiting = {step_id for step_id in order if step_id not in settled}
+        missing = {
+            step_id: sum(d not in self.state.done for d in steps[step_id].dependencies())
+            for step_id in waiting
+        }
+        ready = [(rank[s], s) for s in waiting if missing[s] == 0]
+        heapq.heapify(ready)
+
+        def settle(step_id: str) -> None:
+            # A completed step may make its children ready; anything else
+            # blocks every descendant still waiting.
+            if step_id in self.state.done:
+                for child in graph.successors[step_id]:
+                    if child in waiting:
+                        missing[child] -= 1
+                        if missing[child] == 0:
+                            heapq.heappush(ready, (rank[child], child))
+                return
+            stack = list(graph.successors[step_id])
+            while stack:
+                child = stack.pop()
+                if child in waiting:
+                    waiting.discard(child)
+                    self._block(steps[child])
+                    stack.extend(graph.successors[child])
+
+        for step_id in order:
+            if step_id in self.state.failed:
+                settle(step_id)
+        running: dict[asyncio.Future[StepOutcome], Step] = {}
+        while ready or running:
+            while ready and len(running) < max(self.max_parallel, 1):
+                _, step_id = heapq.heappop(ready)
+                if step_id not in waiting:
+                    continue  # blocked after it became ready
+                waiting.discard(step_id)
+                task = self._dispatch(steps[step_id])
+                if task is None:
+                    settle(step_id)
+                else:
+                    running[asyncio.ensure_future(self.executor.submit(task))] = steps[step_id]
             if not running:
-                if waiting and all(self._readiness(steps[s]) == "wait" for s in waiting):
-                    raise AssertionError("scheduler stalled")  # impossible on a DAG
-                continue
+                break
             finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for future in finished:
-                self._finish(running.pop(future), future.result())
+            for future in sorted(finished, key=lambda f: rank[running[f].id]):
+                step = running.pop(future)
+                self._finish(step, future.result())
+                settle(step.id)
         return self.state
 
     # ------------------------------------------------------------------
-    def _settled(self, step_id: str) -> bool:
-        return step_id in self.state.done
-
-    def _readiness(self, step: Step) -> str:
-        deps = step.dependencies()
-        if any(
-            d in self.state.failed or d in self.state.blocked or d in self.state.pending
-            for d in deps
-        ):
-            return "blocked"
-        if all(d in self.state.done for d in deps):
-            return "ready"
-        return "wait"
-
     def _block(self, step: Step) -> None:
         self.state.blocked.add(step.id)
         self.journal.step_finished(self.run_id, step.id, step.kind or "?", "blocked")
