@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._manifest_tools import ManifestTools
 from flightdeck.agent._settings import AgentSettings
-from flightdeck.agent.mcp import McpManager, connect_servers, parse_mcp_config
 from flightdeck.agent.tools import Tool
 
 if TYPE_CHECKING:
+    from flightdeck.agent._manifest_tools import ManifestTools
+    from flightdeck.agent.mcp import McpManager
     from flightdeck.audit import AuditSink
 
 
@@ -74,19 +74,24 @@ async def load_extensions(
     every extension tool. Never raises for bad config or a broken manifest:
     each problem is a line in `problems`."""
     ext = Extensions()
-    mcp_config = parse_mcp_config(config)
-    ext.problems.extend(mcp_config.problems)
     manifests = None
     if (settings.workspace / ".drivers").is_dir():  # else nothing is imported
         manifests = asyncio.create_task(
             asyncio.to_thread(_manifest_tools, settings.workspace, run_id, audit)
         )
-    if mcp_config.servers:
-        ext.mcp = await connect_servers(mcp_config, settings.workspace)
-        ext.problems.extend(ext.mcp.problems())
-        for tool in ext.mcp.tools:
-            ext.add(tool, tool.source)
-    found = await manifests if manifests is not None else ManifestTools()
+    if "mcp" in config:  # the MCP modules (and later the SDK) only when configured
+        from flightdeck.agent.mcp import connect_servers, parse_mcp_config
+
+        mcp_config = parse_mcp_config(config)
+        ext.problems.extend(mcp_config.problems)
+        if mcp_config.servers:
+            ext.mcp = await connect_servers(mcp_config, settings.workspace)
+            ext.problems.extend(ext.mcp.problems())
+            for tool in ext.mcp.tools:
+                ext.add(tool, tool.source)
+    if manifests is None:
+        return ext
+    found = await manifests
     ext.problems.extend(found.problems)
     for manifest in found.tools:
         if manifest.name in ext.sources:
