@@ -65,6 +65,7 @@ async def serve_http() -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(16)  # connections made before uvicorn starts wait in the backlog
     port = sock.getsockname()[1]
     app = server.streamable_http_app()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
