@@ -14,16 +14,21 @@ EXPECTED = [
     "DocumentKind",
     "IOHandle",
     "LoadResult",
+    "SdkDriver",
     "ToolHandle",
     "__version__",
+    "call_tool",
     "defineAction",
+    "defineDriver",
     "defineIO",
     "defineTool",
     "define_action",
+    "define_driver",
     "define_io",
     "define_tool",
     "load_action",
     "load_document",
+    "load_driver",
     "load_tool",
     "parse_document",
     "validate_paths",
@@ -44,6 +49,7 @@ def test_spec_canonical_names_are_aliases() -> None:
     assert flightdeck.defineAction is flightdeck.define_action
     assert flightdeck.defineIO is flightdeck.define_io
     assert flightdeck.defineTool is flightdeck.define_tool
+    assert flightdeck.defineDriver is flightdeck.define_driver
 
 
 def test_import_is_cheap_and_side_effect_free() -> None:

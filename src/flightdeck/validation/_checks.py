@@ -23,8 +23,10 @@ CheckSet = Mapping[DocumentKind, Sequence[Check]]
 
 
 def default_checks(options: ValidateOptions) -> CheckSet:
-    """Narrowing for implementors (TOOL, DRIVER), lint for Flight Plans."""
-    from flightdeck import actions, flightplan
+    """Narrowing for implementors (TOOL, DRIVER), the SDK driver checks that
+    need no import (install methods, templates, dropped inputs), and lint
+    for Flight Plans."""
+    from flightdeck import actions, drivers, flightplan
 
     contexts: dict[Path | None, actions.CheckContext] = {}
 
@@ -48,6 +50,6 @@ def default_checks(options: ValidateOptions) -> CheckSet:
 
     return {
         DocumentKind.TOOL: [narrowing],
-        DocumentKind.DRIVER: [narrowing],
+        DocumentKind.DRIVER: [narrowing, drivers.check_document],
         DocumentKind.SKILL: [lint],
     }
