@@ -171,3 +171,22 @@ def test_colour_on_a_terminal(tmp_path: Path) -> None:
     output = b"".join(chunks).decode()
     assert proc.returncode == 1
     assert "\x1b[" in output and "schema.enum" in output
+
+
+def test_validate_reports_driver_template_errors_at_their_line(tmp_path: Path) -> None:
+    """AIP-33: templates are parsed at registration; `validate` reports a
+    syntax error at the template's file:line without importing anything."""
+    import shutil
+
+    workspace = tmp_path / "drivers"
+    shutil.copytree(EXAMPLES / "drivers", workspace)
+    driver = workspace / ".drivers" / "openai-sdk" / "DRIVER.md"
+    lines = driver.read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if "${input.messages}" in line)
+    lines[index] = lines[index].replace("${input.messages}", "${input.messages | nope(}")
+    driver.write_text("\n".join(lines) + "\n")
+    proc = run("validate", "--format", "json", str(driver))
+    assert proc.returncode == 1
+    diags = [d for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"]]
+    template = [d for d in diags if d["code"] == "template_error"]
+    assert template and template[0]["line"] == index + 1
