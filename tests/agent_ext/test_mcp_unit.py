@@ -156,3 +156,56 @@ def test_server_that_never_answers_times_out(tmp_path: Path) -> None:
         await manager.close()
 
     asyncio.run(go())
+
+
+def test_http_headers_from_config_with_environment_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`headers` reach a streamable HTTP server (`${NAME}` from the environment);
+    without them the same server refuses the connection, reported, not fatal."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, str(NOTES_SERVER), "--http", "--token", "s3cret"],
+        stdout=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        url = f"http://127.0.0.1:{int(proc.stdout.readline().split()[1])}/mcp"
+        monkeypatch.setenv("NOTES_TOKEN", "s3cret")
+        config = parse_mcp_config(
+            {
+                "mcp": {
+                    "servers": {
+                        "authed": {
+                            "url": url,
+                            "headers": {"Authorization": "Bearer ${NOTES_TOKEN}"},
+                        },
+                        "anonymous": {"url": url},
+                    }
+                }
+            }
+        )
+
+        async def go() -> None:
+            manager = await connect_servers(config, tmp_path)
+            try:
+                status = {s.name: s for s in manager.statuses}
+                assert status["authed"].connected and not status["anonymous"].connected
+                add = next(t for t in manager.tools if t.name == "mcp__authed__add")
+                assert (await add.run({"a": 2, "b": 2}, None)).output == "4"  # type: ignore[arg-type]
+            finally:
+                await manager.close()
+
+        asyncio.run(go())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_bad_headers_are_a_named_problem() -> None:
+    parsed = parse_mcp_config({"mcp": {"servers": {"w": {"url": "http://h", "headers": {"A": 1}}}}})
+    assert parsed.problems == ("MCP server w: headers must be a table of strings",)

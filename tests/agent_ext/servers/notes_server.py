@@ -3,6 +3,8 @@
     python notes_server.py            # stdio
     python notes_server.py --http     # streamable HTTP on 127.0.0.1, random port;
                                       # prints `PORT <n>` on stdout once listening
+    python notes_server.py --http --token T   # ... refusing requests without
+                                              # `Authorization: Bearer T`
 
 `remember` appends to notes.txt in the working directory, so a test can see
 whether a call really ran.
@@ -15,6 +17,7 @@ import base64
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -60,6 +63,20 @@ async def slow(seconds: float) -> str:
     return "slept"
 
 
+def _require_bearer(app: Any, token: str) -> Any:
+    """Refuse HTTP requests without `Authorization: Bearer <token>`."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 async def serve_http() -> None:
     import uvicorn
 
@@ -67,7 +84,9 @@ async def serve_http() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)  # connections made before uvicorn starts wait in the backlog
     port = sock.getsockname()[1]
-    app = server.streamable_http_app()
+    app: Any = server.streamable_http_app()
+    if "--token" in sys.argv:
+        app = _require_bearer(app, sys.argv[sys.argv.index("--token") + 1])
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     print(f"PORT {port}", flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])

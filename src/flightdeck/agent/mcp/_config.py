@@ -1,7 +1,9 @@
 """MCP servers from the configuration: `[mcp.servers.NAME]` tables.
 
 A server is either a command run as a subprocess speaking MCP over stdio
-(`command`, `args`, `env`, `cwd`) or a streamable HTTP endpoint (`url`).
+(`command`, `args`, `env`, `cwd`) or a streamable HTTP endpoint (`url`, with
+optional `headers`; `${NAME}` in a header value is taken from the
+environment, so tokens need not be written in the file).
 `[mcp] connect_timeout` (seconds) bounds start-up. A bad table is a problem
 naming the server; the other servers are still read.
 """
@@ -26,6 +28,7 @@ class McpServerConfig:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def transport(self) -> str:
@@ -90,7 +93,12 @@ def _server(name: str, table: Any) -> tuple[McpServerConfig | None, str]:
     if url is not None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             return None, f"url must be an http(s) URL, got {url!r}"
-        return McpServerConfig(name, url=url), ""
+        headers = table.get("headers", {})
+        if not isinstance(headers, Mapping) or not all(
+            isinstance(v, str) for v in headers.values()
+        ):
+            return None, "headers must be a table of strings"
+        return McpServerConfig(name, url=url, headers={str(k): v for k, v in headers.items()}), ""
     if not isinstance(command, str) or not command:
         return None, "command must be a non-empty string"
     args = table.get("args", [])

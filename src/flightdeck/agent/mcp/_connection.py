@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,7 +74,8 @@ class McpConnection:
     async def _serve(self) -> None:
         assert self._ready is not None
         try:
-            async with self._make_client() as client:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(self._make_client(stack))
                 self._client = client
                 tools = await _list_tools(client)
                 if not self._ready.done():
@@ -89,7 +91,7 @@ class McpConnection:
         finally:
             self._client = None
 
-    def _make_client(self) -> Client:
+    def _make_client(self, stack: contextlib.AsyncExitStack) -> Client:
         from mcp import Client, StdioServerParameters
         from mcp_types import Implementation
 
@@ -97,7 +99,18 @@ class McpConnection:
 
         info = Implementation(name="flightdeck", version=__version__)
         if self.config.url is not None:
-            return Client(self.config.url, client_info=info)
+            if not self.config.headers:
+                return Client(self.config.url, client_info=info)
+            # The SDK's documented way to send headers: pass its HTTP client.
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            headers = {k: os.path.expandvars(v) for k, v in self.config.headers.items()}
+            # the SDK's own defaults: 30 s, and 300 s to read (open SSE streams)
+            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            stack.push_async_callback(http.aclose)  # after the client is left
+            transport = streamable_http_client(self.config.url, http_client=http)
+            return Client(transport, client_info=info)
         params = StdioServerParameters(
             command=self.config.command or "",
             args=list(self.config.args),
