@@ -439,3 +439,29 @@ def test_credential_canary_through_a_driver_process(tmp_path: Path) -> None:
     for text in (ok.stdout, ok.stderr, failed.stdout, failed.stderr, shown.stdout):
         assert canary not in text
     assert all(canary.encode() not in blob for blob in blobs)
+
+
+def test_ctrl_c_leaves_a_resumable_interrupted_run(tmp_path: Path) -> None:
+    ws, plan = _workspace(tmp_path)
+    env = _env(ws, WAIT_SECONDS="60")
+    process = subprocess.Popen(
+        [FD, "launch", str(plan), "--unsigned", "--workspace", str(ws), "--approve", "all"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (ws / "waiting").exists():
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    run_id = _run_id()
+    assert f"--resume {run_id}" in stderr
+    shown = json.loads(_fd("runs", "show", run_id, "--format", "json").stdout)
+    assert shown["status"] == "interrupted"
+    resumed = _fd("launch", "--resume", run_id, "--workspace", str(ws), env=_env(ws))
+    assert resumed.returncode == 0, resumed.stderr
+    assert (ws / "ledger.txt").read_text() == "entry\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ class _Progress:
         self.enabled = enabled
         self.rows: dict[str, str] = {}
         self.live: Any = None
+        self.run_id: str | None = None
 
     def __enter__(self) -> _Progress:
         if self.enabled:
@@ -75,6 +77,7 @@ class _Progress:
         return table
 
     def event(self, event: LaunchEvent) -> None:
+        self.run_id = event.run_id
         if event.step_id is not None and event.status is not None:
             self.rows[event.step_id] = event.status
             if self.live is not None:
@@ -200,6 +203,14 @@ def launch(
         runtime = configured_runtime(workspace.resolve())
         with progress:
             result = asyncio.run(run_launch(target, options, runtime))
+    except KeyboardInterrupt:
+        where = f" --resume {progress.run_id}" if progress.run_id else ""
+        click.echo(f"\ninterrupted; completed steps are kept: flightdeck launch{where}", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # A sync action still running in a worker thread would hold the
+        # interpreter open until it returns; the journal is already committed.
+        os._exit(130)
     except LaunchError as exc:
         _fail(exc, fmt)
         return

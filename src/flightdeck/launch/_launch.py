@@ -170,7 +170,13 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     if previous is not None:
         scheduler.state = memoised(runtime.journal, verified.plan, run_id)
         in_doubt(runtime.journal, verified.plan, run_id, scheduler.state)
-    state = await scheduler.run()
+    try:
+        state = await scheduler.run()
+    except BaseException:
+        # Ctrl-C or cancellation: completed steps stay journaled; the run is resumable.
+        runtime.journal.set_run_status(run_id, "interrupted")
+        router.write(run_id, "launch.finish", {"status": "interrupted"})
+        raise
     result = conclude(verified, run_id, state, out_dir, runtime.journal, runtime.audit, router)
     options.on_event(LaunchEvent("run_finished", run_id, status=result.status))
     return result
