@@ -3,6 +3,7 @@ process: a real SDK-built MCP server over stdio and over streamable HTTP."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -132,7 +133,7 @@ def test_mcp_streamable_http_results_map_to_tool_result(
         assert "broken on purpose" in results["a3"]["output"]
 
 
-def test_stop_cancels_a_running_mcp_call_and_the_server_stays_usable(
+def test_stop_cancels_a_running_mcp_call_and_eof_closes_the_session(
     server: FakeLLMServer, tmp_path: Path
 ) -> None:
     ws = make_ws(tmp_path / "ws", stdio_server_toml())
@@ -151,5 +152,9 @@ def test_stop_cancels_a_running_mcp_call_and_the_server_stays_usable(
         agent.send(msg("m2", "add"))
         events = agent.until("stream_end")
         assert of_type(events, "tool_result")[0]["output"] == "2"
+        pid = int((ws / "notes-server.pid").read_text())
+        os.kill(pid, 0)  # the stdio server is running
         agent.close_stdin()
         assert agent.wait() == 0
+    with pytest.raises(ProcessLookupError):  # and was stopped when the agent left
+        os.kill(pid, 0)

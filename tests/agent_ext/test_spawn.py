@@ -247,3 +247,33 @@ def test_spawn_subagent_provider_failure_is_reported_as_its_result(tmp_path: Pat
         assert result.status == "error" and "sub-agent a failed" in result.output
 
     asyncio.run(go())
+
+
+def test_set_mode_during_spawn_applies_to_running_subagents(tmp_path: Path) -> None:
+    """The sub-agents read the parent's policy live: after `set_mode yolo`, the
+    sub-agent's next write runs without a tool_request."""
+
+    async def go() -> None:
+        h = spawn_harness(
+            tmp_path,
+            {
+                "parent": [spawn_call(("w", "write twice")), Step(text="ok")],
+                "w": [
+                    Step(calls=[("1", "Write", {"file_path": "one.txt", "content": "1"})]),
+                    Step(calls=[("2", "Write", {"file_path": "two.txt", "content": "2"})]),
+                    Step(text="both written"),
+                ],
+            },
+        )
+        await h.send(msg())
+        await h.until("tool_request")
+        await h.send({"type": "tool_approve", "call_id": "s1"})
+        await h.until("tool_request")
+        await h.send({"type": "set_mode", "mode": "yolo"})
+        await h.send({"type": "tool_approve", "call_id": "w/1"})
+        events = await h.until("stream_end")
+        assert not [e for e in events if isinstance(e, p.ToolRequestEvent)]
+        assert (tmp_path / "two.txt").read_text() == "2"
+        assert last_result_text(h) == "## w\nboth written"
+
+    asyncio.run(go())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import socket
 import sys
 from pathlib import Path
@@ -96,4 +97,6 @@ if __name__ == "__main__":
     if "--http" in sys.argv:
         asyncio.run(serve_http())
     else:
+        # so a test can check the agent stops its stdio servers on shutdown
+        Path("notes-server.pid").write_text(str(os.getpid()))
         server.run()
