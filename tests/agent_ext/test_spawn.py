@@ -73,6 +73,8 @@ def test_spawn_subagent_write_raises_named_tool_request_in_default_mode(tmp_path
         assert results[1].output == "## writer\nI wrote a.txt."
         assert (tmp_path / "a.txt").read_text() == "A\n"
         assert last_result_text(h) == "## writer\nI wrote a.txt."
+        end = events[-1]  # usage: two parent calls and two sub-agent calls
+        assert isinstance(end, p.StreamEndEvent) and end.usage.input_tokens == 40
         # the sub-agent's model saw its own ids, not the relabelled ones
         sub_second = h.provider.of("writer")[1]  # type: ignore[attr-defined]
         result = sub_second.messages[-1].content[0]

@@ -72,6 +72,8 @@ class AgentSession:
         self._had_message = False
         # the msg_id of the running turn (Spawn labels sub-agent events with it)
         self.current_msg_id: str | None = None
+        # the running turn's state (Spawn adds its sub-agents' usage to it)
+        self.current_state: TurnState | None = None
 
     # ---- outward ------------------------------------------------------------
 
@@ -195,6 +197,7 @@ class AgentSession:
         state = TurnState(msg_id)
         turn = Turn(self, state)
         self.current_msg_id = msg_id
+        self.current_state = state
         self.emit(p.StreamStartEvent(msg_id=msg_id))
         self.commit([user])
         try:

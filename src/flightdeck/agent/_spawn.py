@@ -159,9 +159,16 @@ class SubAgent(AgentSession):
         self.workspace = parent.workspace
 
     async def work(self, prompt: str) -> tuple[bool, str]:
-        """Run the task to the end: (succeeded, final answer or what went wrong)."""
+        """Run the task to the end: (succeeded, final answer or what went wrong).
+        Its model usage counts in the parent turn's `stream_end.usage`."""
         self.commit([Message("user", [TextBlock(prompt)])])
-        await Turn(self, TurnState(self.msg_id)).run()
+        state = TurnState(self.msg_id)
+        try:
+            await Turn(self, state).run()
+        finally:
+            parent = self.parent.current_state
+            if parent is not None:
+                parent.usage = parent.usage + state.usage
         answer = _last_answer(self.history)
         if answer:
             return True, answer
