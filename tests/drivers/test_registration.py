@@ -16,7 +16,7 @@ from flightdeck.drivers import (
     defineDriver,
     load_driver,
 )
-from tests.drivers._ws import ECHO_MODULE, add_driver, sdk_driver, workspace, write
+from tests.drivers._ws import ECHO_MODULE, ECHO_TOOL, add_driver, sdk_driver, workspace, write
 
 
 def register(tmp_path: Path, module: str = ECHO_MODULE, **kw: Any) -> SdkDriver:
@@ -390,3 +390,17 @@ def test_aip33_client_constructor_side_effects_are_refused_too(tmp_path: Path) -
     error = refused(tmp_path, module, function_ref="Writer.run")
     assert error.code == "import_side_effect"
     assert "building its clients" in error.message and "file_write" in error.message
+
+
+def test_bound_tool_action_resolves_from_a_library_on_the_search_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TOOL whose action lives in an action library (not the workspace's
+    .actions/) still binds: the driver layer searches the same library path
+    as validate (FLIGHTDECK_LIBRARY_PATH, [library] paths)."""
+    library = Path(__file__).resolve().parents[1] / "data" / "corpus" / "libraries" / "standard"
+    monkeypatch.setenv("FLIGHTDECK_LIBRARY_PATH", str(library))
+    tool = {**ECHO_TOOL, "implements": "@agentik/actions-standard/storage-read"}
+    ws = workspace(tmp_path / "ws", tool=tool)
+    driver = load_driver(add_driver(ws, sdk_driver(), ECHO_MODULE))
+    assert "text.echo" in driver.tool_ids

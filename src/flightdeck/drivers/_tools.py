@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flightdeck.actions import check_narrowing, implementor_view
+from flightdeck.actions import check_narrowing, implementor_view, library_search_path
 from flightdeck.documents import Diagnostic, DocumentKind, load_document, pointer_join
 from flightdeck.drivers._manifest import EntrySpec
 from flightdeck.drivers._package import parse_range
@@ -120,7 +120,11 @@ def load_bound_tool(
             )
         ]
     try:
-        return load_tool(file, workspace=workspace), []
+        # The bound TOOL's action may live in a library on the workspace's
+        # search path (FLIGHTDECK_LIBRARY_PATH, [library] paths), not only
+        # in its .actions/.
+        libraries = library_search_path(workspace=workspace)
+        return load_tool(file, workspace=workspace, libraries=libraries), []
     except ToolDefinitionError as exc:
         first = exc.diagnostics[0] if exc.diagnostics else None
         detail = f"{first.location}: {first.code}: {first.message}" if first else "invalid"
