@@ -15,8 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# The main job, offline: validate every bundled manifest, then freeze with a
+# demo key, verify and launch the metrics-digest Flight Plan (scripts/demo.sh).
 demo: $(STAMP)
 	$(BIN)/flightdeck validate examples/
+	FLIGHTDECK=$(BIN)/flightdeck bash scripts/demo.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
