@@ -465,3 +465,64 @@ def test_ctrl_c_leaves_a_resumable_interrupted_run(tmp_path: Path) -> None:
     resumed = _fd("launch", "--resume", run_id, "--workspace", str(ws), env=_env(ws))
     assert resumed.returncode == 0, resumed.stderr
     assert (ws / "ledger.txt").read_text() == "entry\n"
+
+
+WORKER = """
+import asyncio, json, sys
+from pathlib import Path
+from flightdeck.launch import StepTask, configured_runtime, execute_step
+task = StepTask.from_dict(json.load(sys.stdin))
+services = configured_runtime(Path(task.settings.workspace)).services
+print(json.dumps(asyncio.run(execute_step(task, services)).to_dict()))
+"""
+
+
+def test_steps_run_in_another_process_from_plain_data(tmp_path: Path) -> None:
+    """Issue 6: step execution keeps no process-local state: a task serialized to JSON
+    runs in a fresh worker process that instantiates its own drivers."""
+    import asyncio
+
+    from flightdeck.audit import MemoryAuditSink
+    from flightdeck.launch import (
+        Approvals,
+        Journal,
+        LaunchOptions,
+        StepOutcome,
+        StepSettings,
+        StepTask,
+        configured_runtime,
+        launch,
+    )
+
+    ws, plan = _workspace(tmp_path)
+    shipped: list[str] = []
+
+    class ProcessExecutor:
+        async def submit(self, task: StepTask) -> StepOutcome:
+            shipped.append(task.step_id)
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                WORKER,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=_env(ws),
+            )
+            out, _ = await process.communicate(json.dumps(task.to_dict()).encode())
+            return StepOutcome.from_dict(json.loads(out))
+
+    runtime = configured_runtime(ws)
+    runtime.executor = ProcessExecutor()
+    runtime.journal = Journal(tmp_path / "runs.sqlite3")
+    runtime.audit = MemoryAuditSink()
+    options = LaunchOptions(
+        unsigned=True,
+        out_dir=tmp_path / "out",
+        approvals=Approvals.build(["all"]),
+        settings=StepSettings(workspace=str(ws)),
+    )
+    result = asyncio.run(launch(plan, options, runtime))
+    assert result.status == "completed", result.error
+    assert shipped == ["write", "wait"]
+    assert (ws / "ledger.txt").read_text() == "entry\n"
+    assert [r.kind for r in runtime.audit.records()].count("launch.action_call") == 2

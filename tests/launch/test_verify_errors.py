@@ -149,3 +149,14 @@ def test_journal_survives_reopen(harness: Harness, tmp_path: Path) -> None:
         db.execute("SELECT status FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()[0]
         == "completed"
     )
+
+
+def test_driver_invoker_names_unreadable_driver_files(tmp_path: Path) -> None:
+    from flightdeck.launch import DriverInvoker
+
+    (tmp_path / ".drivers" / "bad").mkdir(parents=True)
+    (tmp_path / ".drivers" / "bad" / "DRIVER.md").write_text("---\nid: [unclosed\n---\n")
+    with pytest.raises(LaunchError) as caught:
+        DriverInvoker(tmp_path).describe("bad", "x")
+    assert caught.value.code == "action.unresolved"
+    assert "bad/DRIVER.md" in (caught.value.hint or "")

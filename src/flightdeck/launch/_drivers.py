@@ -30,6 +30,7 @@ class DriverInvoker:
         self.workspace = workspace
         self.folders = [workspace / ".drivers", *libraries]
         self._paths: dict[str, Path] | None = None
+        self._unreadable: list[Path] = []
         self._drivers: dict[tuple[str, str], SdkDriver] = {}
         self._lock = asyncio.Lock()
 
@@ -42,16 +43,20 @@ class DriverInvoker:
                     driver_id = document.data.get("id") if document else None
                     if isinstance(driver_id, str):
                         self._paths.setdefault(driver_id, file)
+                    else:
+                        self._unreadable.append(file)
         return self._paths
 
     def _path(self, connector: str) -> Path:
         path = self._index().get(connector)
         if path is None:
             where = ", ".join(str(folder) for folder in self.folders)
+            hint = "add <workspace>/.drivers/<name>/DRIVER.md with that id, or --workspace"
+            if self._unreadable:
+                broken = ", ".join(str(file) for file in self._unreadable)
+                hint += f"; these could not be read (flightdeck validate them): {broken}"
             raise LaunchError(
-                "action.unresolved",
-                f"no driver with id {connector!r} in {where}",
-                hint="add <workspace>/.drivers/<name>/DRIVER.md with that id, or --workspace",
+                "action.unresolved", f"no driver with id {connector!r} in {where}", hint=hint
             )
         return path
 
