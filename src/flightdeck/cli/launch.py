@@ -149,7 +149,7 @@ def launch(
     every trust contract enforced, write its outputs and audit.
 
     \b
-    Exit status: 0 completed, 1 failed, 3 paused for approval.
+    Exit status: 0 completed, 1 failed, 3 paused for approval, 130 interrupted.
     Examples:
       flightdeck launch metrics-digest@1.0.0 --approve file_issue
       flightdeck launch metrics-digest --input window_days=30 --out-dir out/
