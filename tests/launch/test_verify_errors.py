@@ -160,3 +160,28 @@ def test_driver_invoker_names_unreadable_driver_files(tmp_path: Path) -> None:
         DriverInvoker(tmp_path).describe("bad", "x")
     assert caught.value.code == "action.unresolved"
     assert "bad/DRIVER.md" in (caught.value.hint or "")
+
+
+def test_approve_must_name_a_step(harness: Harness, tmp_path: Path) -> None:
+    harness.handlers["m.read"] = lambda call: {"v": 1}
+    plan = write_plan(
+        tmp_path,
+        actions={"aileron:m.read": contract()},
+        steps=[{"id": "r", "kind": "action-call", "actionRef": "aileron:m.read"}],
+    )
+    with pytest.raises(LaunchError) as caught:
+        harness.run(plan, approve=["file_isue"])
+    assert caught.value.code == "approval.unknown_step" and "file_isue" in caught.value.message
+
+
+def test_dynamic_input_cannot_be_passed(harness: Harness, tmp_path: Path) -> None:
+    plan = write_plan(
+        tmp_path,
+        inputs=[
+            {"name": "t", "type": "timestamp", "resolution": {"rule": "dynamic", "value": "now"}}
+        ],
+        steps=[{"id": "x", "kind": "transform", "bindings": {"t": "inputs.t"}, "outputs": ["o"]}],
+    )
+    with pytest.raises(LaunchError) as caught:
+        harness.run(plan, inputs={"t": "2020-01-01T00:00:00Z"})
+    assert caught.value.code == "input.not_literal" and "t" in caught.value.message

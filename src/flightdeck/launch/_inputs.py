@@ -123,6 +123,16 @@ async def resolve_inputs(
             f"unknown input(s): {', '.join(unknown)}",
             hint="declared: " + (", ".join(sorted(declared)) or "none"),
         )
+    fixed = sorted(
+        item.name
+        for item in plan.inputs
+        if item.name in given and item.resolution.rule != "literal"
+    )
+    if fixed:
+        raise LaunchError(
+            "input.not_literal",
+            f"input(s) {', '.join(fixed)} are resolved at launch (dynamic or source), not passed",
+        )
     moment = clock()  # the one clock read every dynamic input shares
     launch_time = rfc3339(moment)
     values: dict[str, Any] = {}

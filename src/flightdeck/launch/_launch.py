@@ -135,6 +135,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
             f"run {previous.run_id} ran {previous.content_hash}, the plan now is"
             f" {verified.content_hash}",
         )
+    _check_approvals(verified.plan, options.approvals)
     executor = runtime.executor or LocalExecutor(runtime.services)
     router = AuditRouter(runtime.audit, runtime.audit_sinks)
     replayed = _previous(runtime.journal, options.replay)
@@ -180,6 +181,17 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     result = conclude(verified, run_id, state, out_dir, runtime.journal, runtime.audit, router)
     options.on_event(LaunchEvent("run_finished", run_id, status=result.status))
     return result
+
+
+def _check_approvals(plan: FlightPlan, approvals: Approvals) -> None:
+    known = {step.id for step in plan.steps} | {f"inputs.{item.name}" for item in plan.inputs}
+    unknown = sorted(approvals.approve - known - {"all"})
+    if unknown:
+        raise LaunchError(
+            "approval.unknown_step",
+            f"--approve names no step of this plan: {', '.join(unknown)}",
+            hint="steps: " + ", ".join(step.id for step in plan.steps),
+        )
 
 
 def _previous(journal: Journal, run_id: str | None) -> RunRow | None:
