@@ -235,6 +235,9 @@ def test_cli_pending_approval_exit_code_and_runs_show(tmp_path: Path) -> None:
     shown = json.loads(_fd("runs", "show", report["runId"], "--format", "json").stdout)
     kinds = [record["kind"] for record in shown["audit"]]
     assert kinds.count("launch.action_call") == 2 and "launch.output" in kinds
+    call = next(r["fields"] for r in shown["audit"] if r["kind"] == "launch.action_call")
+    assert call["action-manifest-version"] == "append@1.0.0 via ledger@1.0.0"
+    assert call["connector-hash"].startswith("sha256:")
     assert shown["approvals"] == [{"step": "write", "decision": "approved:flag"}]
 
 

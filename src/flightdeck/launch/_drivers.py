@@ -64,9 +64,11 @@ class DriverInvoker:
         path = self._path(connector)
         document = load_document(path, kind=DocumentKind.DRIVER).document
         data = document.data if document else {}
+        driver = f"{data.get('id')}@{data.get('version')}"
+        tool = _tool_version(path.parent, data, action)
         return ActionInfo(
             connector_hash="sha256:" + hashlib.sha256(path.read_bytes()).hexdigest(),
-            manifest_version=f"{data.get('id')}@{data.get('version')}",
+            manifest_version=f"{tool} via {driver}" if tool else driver,
         )
 
     def _driver(self, connector: str, call: ActionCall) -> SdkDriver:
@@ -112,6 +114,19 @@ def tool_id(driver: SdkDriver, action: str) -> str:
         if driver.binding(candidate) is not None:
             return candidate
     raise LaunchError("action.unresolved", f"driver {driver.id} does not implement tool {action!r}")
+
+
+def _tool_version(folder: Path, data: dict[str, Any], action: str) -> str | None:
+    """`<tool id>@<version>` of the TOOL.md the driver implements for `action`."""
+    wanted = {action, action.replace("_", "-")}
+    for entry in data.get("implements", []):
+        ref = entry.get("tool") if isinstance(entry, dict) else None
+        if not isinstance(ref, str) or not ref.endswith(".md"):
+            continue
+        tool = load_document(folder / ref, kind=DocumentKind.TOOL).document
+        if tool is not None and tool.data.get("id") in wanted:
+            return f"{tool.data.get('id')}@{tool.data.get('version')}"
+    return None
 
 
 def _secret_names(data: dict[str, Any]) -> list[str]:
