@@ -220,6 +220,7 @@ def test_cli_pending_approval_exit_code_and_runs_show(tmp_path: Path) -> None:
     assert "pending-approval" in text.stdout and "write" in text.stdout
     listed = json.loads(_fd("runs", "list", "--format", "json").stdout)
     assert listed[0]["runId"] == report["runId"]
+    assert _fd("runs", "path").stdout.strip() == report["journal"]
     done = _fd(
         "launch",
         "--resume",

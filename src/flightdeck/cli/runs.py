@@ -18,6 +18,7 @@ def runs() -> None:
     Examples:
       flightdeck runs list
       flightdeck runs show run-20250101T000000-ab12cd --format json
+      flightdeck runs path
     """
 
 
@@ -70,3 +71,9 @@ def show_run(run_id: str, fmt: str) -> None:
     click.echo(f"  audit records: {len(report['audit'])}")
     for record in report["audit"]:
         click.echo(f"    {record['timestamp']}  {record['kind']}")
+
+
+@runs.command("path")
+def runs_path() -> None:
+    """Print where the run journal is stored."""
+    click.echo(str(Journal().path))
