@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ from flightdeck.launch import StepSettings, bwrap_path
 from .conftest import Harness, write_plan
 
 needs_bwrap = pytest.mark.skipif(
-    bwrap_path() is None, reason="bubblewrap not installed/usable: apt-get install -y bubblewrap"
+    bwrap_path() is None or shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") is None,
+    reason="needs bubblewrap and a system python3: apt-get install -y bubblewrap python3",
 )
 
 SCRIPT = """
