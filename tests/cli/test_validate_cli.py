@@ -113,13 +113,11 @@ def test_validate_reports_narrowing_violations_at_the_implementor(tmp_path: Path
 
 
 def test_validate_lints_flight_plans(tmp_path: Path) -> None:
-    plan = (EXAMPLES / "flightplans" / "notes-digest" / "SKILL.md").read_text()
+    plan = (EXAMPLES / "flightplans" / "metrics-digest" / "SKILL.md").read_text()
     broken = tmp_path / "SKILL.md"
+    assert "rows: steps.query_metrics.series" in plan
     broken.write_text(
-        plan.replace(
-            "bindings: { notes: steps.read_notes.notes }",
-            "bindings: { notes: steps.nowhere.notes }",
-        )
+        plan.replace("rows: steps.query_metrics.series", "rows: steps.nowhere.series")
     )
     proc = run("validate", "--format", "json", str(broken))
     assert proc.returncode == 1

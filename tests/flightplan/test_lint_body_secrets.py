@@ -9,7 +9,8 @@ from flightdeck.documents import load_document
 from flightdeck.flightplan import lint_document
 
 PLAN = (
-    Path(__file__).resolve().parents[2] / "examples" / "flightplans" / "notes-digest" / "SKILL.md"
+    Path(__file__).resolve().parents[1]
+    / "data/corpus/valid/skill/weekly-metrics-digest/weekly-metrics-digest.example.skill.md"
 )
 
 
