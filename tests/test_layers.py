@@ -1,0 +1,63 @@
+"""The layers' imports point one way (docs/architecture.md).
+
+Each package may import only the packages listed for it here; the CLI may
+import anything. A new dependency between layers is a decision: make it
+here and in docs/architecture.md, or move the code.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "flightdeck"
+
+SHARED = {"config", "audit", "llm", "guard", "_version"}
+ALLOWED: dict[str, set[str]] = {
+    "documents": set(),
+    "config": set(),
+    "audit": {"config"},
+    "llm": {"config"},
+    "guard": set(),
+    "actions": {"documents"},
+    "io": {"documents"},
+    "tools": {"documents", "actions", "io"},
+    "drivers": {"documents", "actions", "io", "tools"},
+    "flightplan": {"documents"},
+    "validation": {"documents", "actions", "drivers", "flightplan"},
+    "launch": {"documents", "actions", "io", "tools", "drivers", "flightplan"},
+    "agent": {"documents", "actions", "io", "tools", "drivers"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "flightdeck" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and not p.name.startswith("__")}
+    assert packages - {"cli"} - set(ALLOWED) == set(), "add the new package to ALLOWED"
+
+
+def test_imports_point_one_way() -> None:
+    wrong: list[str] = []
+    for package, allowed in ALLOWED.items():
+        permitted = allowed | {package} | (SHARED - {package} if package not in SHARED else set())
+        if package in {"documents", "config", "guard"}:
+            permitted = allowed | {package, "_version"}
+        for path in sorted((SRC / package).rglob("*.py")):
+            for target in _imports(path) - permitted:
+                wrong.append(f"{path.relative_to(SRC)} imports flightdeck.{target}")
+    assert wrong == []
