@@ -124,7 +124,7 @@ def run_once(plan: Path, folder: Path, max_parallel: int) -> float:
 
 def hook_cost_ns() -> tuple[float, float]:
     """Per-event cost of `sys.audit` before and after the egress hook exists."""
-    from flightdeck.launch._egress import install
+    from flightdeck.guard import install
 
     def per_event() -> float:
         count = 200_000

@@ -320,9 +320,9 @@ def test_declared_egress_allows_connections_at_import(tmp_path: Path) -> None:
 
 def test_the_audit_hook_is_inert_outside_a_driver_import(tmp_path: Path) -> None:
     register(tmp_path)
-    from flightdeck.drivers._sandbox import _current
+    from flightdeck.guard import layers
 
-    assert _current.get() is None
+    assert layers() == ()
     (tmp_path / "after.txt").write_text("writes after registration are not watched")
 
 
@@ -333,17 +333,17 @@ def test_import_failure_is_reported(tmp_path: Path) -> None:
 
 
 def test_one_process_wide_audit_hook_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from flightdeck.drivers import _sandbox
+    from flightdeck.guard import Policy, _hook, active, enter, leave
 
     added: list[object] = []
-    monkeypatch.setattr(_sandbox, "_installed", False)
-    monkeypatch.setattr(_sandbox.sys, "addaudithook", added.append)
+    monkeypatch.setattr(_hook, "_installed", False)
+    monkeypatch.setattr(_hook.sys, "addaudithook", added.append)
     for _ in range(3):
-        with _sandbox.watching():
+        with active(Policy.watch()):
             pass
-    _state, token = _sandbox.guard("x", ())
-    _sandbox.unguard(token)
-    assert added == [_sandbox._hook]
+    token = enter(Policy.allow_hosts((), owner="driver x", limit="network.egress"))
+    leave(token)
+    assert added == [_hook._hook]
 
 
 def test_aip33_secret_echoed_by_a_constructor_is_scrubbed_from_the_refusal(

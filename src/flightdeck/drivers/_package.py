@@ -26,7 +26,7 @@ from packaging.version import Version as Pep440Version
 
 from flightdeck.documents import Diagnostic, pointer_join
 from flightdeck.drivers._errors import NOT_RUNNABLE, VERSION_MISMATCH
-from flightdeck.drivers._sandbox import Observed, watching
+from flightdeck.guard import Event, Policy, active
 
 PYTHON_MANAGERS = ("pip", "poetry", "local")
 # package_manager -> install methods that agree with it (AIP-33: hosts MUST refuse mixes).
@@ -195,7 +195,7 @@ class ImportReport:
     module_name: str
     seconds: float
     cached: bool
-    observed: list[Observed] = field(default_factory=list)
+    observed: list[Event] = field(default_factory=list)
 
 
 def module_name(data: Mapping[str, Any]) -> str:
@@ -242,7 +242,7 @@ def import_package(data: Mapping[str, Any], base_dirs: list[Path]) -> ImportRepo
         sys.modules[name] = module
         started = time.perf_counter()
         try:
-            with watching() as watch:
+            with active(Policy.watch()) as watch:
                 spec.loader.exec_module(module)
         except BaseException:
             sys.modules.pop(name, None)  # never leave a half-initialised module behind
@@ -251,6 +251,6 @@ def import_package(data: Mapping[str, Any], base_dirs: list[Path]) -> ImportRepo
     name = module_name(data)
     cached = name in sys.modules
     started = time.perf_counter()
-    with watching() as watch:
+    with active(Policy.watch()) as watch:
         module = importlib.import_module(name)
     return ImportReport(module, name, time.perf_counter() - started, cached, watch.observed)

@@ -42,10 +42,10 @@ from flightdeck.drivers._package import (
     version_problems,
 )
 from flightdeck.drivers._refs import RefError, ResolvedRef, call_style, resolve_ref
-from flightdeck.drivers._sandbox import Observed, undeclared, watching
 from flightdeck.drivers._sdk import SdkBinding, SdkDriver
 from flightdeck.drivers._seam import ToolBinding
 from flightdeck.drivers._tools import binding_problems, load_bound_tool
+from flightdeck.guard import Event, Policy, active, host_matches
 from flightdeck.tools import ToolHandle
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -139,7 +139,7 @@ def _import(data: Mapping[str, Any], bases: list[Path], refusal: _Refusal) -> Im
     return report
 
 
-def _side_effects(data: Mapping[str, Any], observed: list[Observed], what: str) -> list[Diagnostic]:
+def _side_effects(data: Mapping[str, Any], observed: list[Event], what: str) -> list[Diagnostic]:
     egress = (data.get("network") or {}).get("egress") or []
     return [
         Diagnostic(
@@ -151,6 +151,23 @@ def _side_effects(data: Mapping[str, Any], observed: list[Observed], what: str) 
         )
         for item in undeclared(observed, list(egress))
     ]
+
+
+def undeclared(observed: list[Event], egress: list[str]) -> list[Event]:
+    """What the import did that the manifest did not declare.
+
+    Network use needs `network.egress`; a DNS lookup must name a declared host
+    (`*.example.com` matches subdomains). Subprocesses and file writes are never
+    declared for an SDK driver: importing must be side-effect free.
+    """
+    out: list[Event] = []
+    for item in observed:
+        if item.kind == "network" and egress:
+            continue
+        if item.kind == "dns" and egress and any(host_matches(item.target, a) for a in egress):
+            continue
+        out.append(item)
+    return out
 
 
 def _resolve_refs(
@@ -203,7 +220,9 @@ def _register(
     bases = [b for b in (driver_dir, workspace, Path.cwd()) if b is not None]
     report = _import(data, bases, refusal)
     make = _client_factory(compiled, held)
-    with watching() as watch:  # constructors (Client(...)) run here: same rules as the import
+    with active(
+        Policy.watch()
+    ) as watch:  # constructors (Client(...)) run here: same rules as the import
         refs, ref_diags = _resolve_refs(compiled, report, make)
     refusal.check(ref_diags + _side_effects(data, watch.observed, "building its clients"))
     bindings: dict[str, SdkBinding] = {}

@@ -31,9 +31,9 @@ from flightdeck.drivers._extract import Extractor
 from flightdeck.drivers._package import ImportReport
 from flightdeck.drivers._plain import NotPlain, to_plain
 from flightdeck.drivers._refs import ResolvedRef
-from flightdeck.drivers._sandbox import Guard, guard, set_guard, unguard
 from flightdeck.drivers._seam import ToolBinding
 from flightdeck.drivers._template import ArgsTemplate
+from flightdeck.guard import Policy, enter, leave
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class SdkDriver:
     def _scope(self, input: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         return {"input": input, "secrets": self._secrets, "context": context}
 
-    def _failed(self, exc: BaseException, sdk: SdkBinding, state: Guard) -> DriverCallError:
+    def _failed(self, exc: BaseException, sdk: SdkBinding, state: Policy) -> DriverCallError:
         if state.denied:
             return self._denied(state, sdk)
         kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
@@ -135,13 +135,27 @@ class SdkDriver:
         name = detect.removeprefix("exception:").strip()
         return any(cls.__name__ == name or cls.__qualname__ == name for cls in type(exc).__mro__)
 
-    def _denied(self, state: Guard, sdk: SdkBinding) -> DriverCallError:
+    def _denied(self, state: Policy, sdk: SdkBinding) -> DriverCallError:
         return DriverCallError(
             EGRESS_DENIED,
-            f"{sdk.ref.ref} tried {state.denied[0]}, outside network.egress "
+            f"{sdk.ref.ref} tried {state.denied[0].detail}, outside network.egress "
             f"({', '.join(self.egress) or 'none declared'})",
             pointer="/network",
-            details={"denied": list(state.denied)},
+            details={"denied": [event.detail for event in state.denied]},
+        )
+
+    def _egress_policy(self) -> Policy:
+        """The guard layer of one call: `network.egress` is the host allow-list.
+
+        Names only: an IP cannot be attributed to a declared host without
+        resolving (base URLs and proxies point SDKs at addresses), so any IP
+        passes once egress is declared; with none declared nothing passes."""
+        allowed = ", ".join(self.egress) or "none declared"
+        return Policy.allow_hosts(
+            self.egress,
+            owner=f"driver {self.id}",
+            limit=f"network.egress ({allowed})",
+            names_only=True,
         )
 
     def _finish(self, value: Any, sdk: SdkBinding) -> Any:
@@ -174,7 +188,8 @@ class SdkDriver:
         except DriverError as exc:
             raise self._redacted(exc) from None
         function = self._function(sdk, context)
-        state, token = guard(self.id, self.egress)
+        state = self._egress_policy()
+        token = enter(state)
         try:
             if sdk.is_async:
                 result = await function(*args, **kwargs)
@@ -185,7 +200,7 @@ class SdkDriver:
         except Exception as exc:
             raise self._failed(exc, sdk, state) from None
         finally:
-            unguard(token)
+            leave(token)
         if state.denied:  # the package swallowed the refusal
             raise self._denied(state, sdk)
         return self._finish(result, sdk)
@@ -201,13 +216,14 @@ class SdkDriver:
         except DriverError as exc:
             raise self._redacted(exc) from None
         function = self._function(sdk, context)
-        state, token = guard(self.id, self.egress)
+        state = self._egress_policy()
+        token = enter(state)
         try:
             result = function(*args, **kwargs)
         except Exception as exc:
             raise self._failed(exc, sdk, state) from None
         finally:
-            unguard(token)
+            leave(token)
         if state.denied:
             raise self._denied(state, sdk)
         return self._finish(result, sdk)
@@ -225,7 +241,8 @@ class SdkDriver:
         except DriverError as exc:
             raise self._redacted(exc) from None
         function = self._function(sdk, context)
-        state, token = guard(self.id, self.egress)
+        state = self._egress_policy()
+        token = enter(state)
         try:
             produced = function(*args, **kwargs)
             if inspect.isawaitable(produced):
@@ -233,7 +250,7 @@ class SdkDriver:
         except Exception as exc:
             raise self._failed(exc, sdk, state) from None
         finally:
-            unguard(token)
+            leave(token)
         if state.denied:
             raise self._denied(state, sdk)
         if not hasattr(produced, "__aiter__"):
@@ -243,7 +260,7 @@ class SdkDriver:
         iterator = produced.__aiter__()
         try:
             while True:
-                token = set_guard(state)
+                token = enter(state)  # each step of the stream, in the consumer's context
                 try:
                     chunk = await iterator.__anext__()
                 except StopAsyncIteration:
@@ -251,7 +268,7 @@ class SdkDriver:
                 except Exception as exc:
                     raise self._failed(exc, sdk, state) from None
                 finally:
-                    unguard(token)
+                    leave(token)
                 if state.denied:
                     raise self._denied(state, sdk)
                 try:

@@ -8,13 +8,18 @@ A launch verifies the plan, resolves inputs once, walks the step graph
 through an `Executor` (`LocalExecutor` by default) with the trust contract
 enforced around every action call, materializes the declared outputs, and
 journals and audits everything. Errors are `LaunchError` values with a code.
+
+The trust contract's hosts are enforced by `flightdeck.guard`; `EgressDenied`,
+`EgressPolicy` and `guard` are that package's `Refused`, `Policy` and `active`.
 """
 
+from flightdeck.guard import Policy as EgressPolicy
+from flightdeck.guard import Refused as EgressDenied
+from flightdeck.guard import active as guard
 from flightdeck.launch._approval import Approvals
 from flightdeck.launch._audit import AuditRouter, sink_from_spec
 from flightdeck.launch._conclude import RunResult
 from flightdeck.launch._drivers import DriverInvoker
-from flightdeck.launch._egress import EgressDenied, EgressPolicy, guard
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._events import LaunchEvent
 from flightdeck.launch._executor import Executor, LocalExecutor, execute_step

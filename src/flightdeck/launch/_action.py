@@ -17,7 +17,7 @@ import hashlib
 from typing import Any
 
 from flightdeck.flightplan import TrustContract
-from flightdeck.launch._egress import EgressDenied, contract_policy, guard
+from flightdeck.guard import Policy, Refused, active
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._invoker import ActionCall, ActionFailed, ActionInfo
 from flightdeck.launch._redact import redact
@@ -86,14 +86,16 @@ async def _call(
     )
     attempts = task.settings.retry_attempts if contract.safe_to_retry else 1
     for attempt in range(1, max(attempts, 1) + 1):
-        policy = contract_policy(contract.hosts)
+        policy = Policy.allow_hosts(
+            contract.hosts, owner="egress denied", limit="the trust contract hosts"
+        )
         error: LaunchError | None = None
         result: Any = None
         try:
-            with guard(policy):
+            with active(policy):
                 raw = await services.invoker.invoke(call)
             result = scrubber.data(redact(to_plain(raw), contract.redaction))
-        except EgressDenied as exc:
+        except Refused as exc:  # this contract's layer or a driver's inside it
             error = LaunchError("egress_denied", str(exc), step=task.step_id)
         except ActionFailed as exc:
             error = LaunchError(exc.code, scrubber.text(str(exc)), transient=exc.transient)
@@ -105,7 +107,7 @@ async def _call(
             # The action swallowed the refusal; the step still fails, naming the host.
             error = LaunchError(
                 "egress_denied",
-                f"egress denied: a connection to {policy.denied[0]} is outside the trust"
+                f"egress denied: a connection to {policy.denied[0].target} is outside the trust"
                 " contract hosts",
                 step=task.step_id,
             )

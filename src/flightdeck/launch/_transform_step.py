@@ -4,12 +4,14 @@ and with the run's frozen launch time as its only notion of "now"."""
 
 from __future__ import annotations
 
-from flightdeck.launch._egress import deny_all, guard
+from flightdeck.guard import Policy, active
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
 from flightdeck.launch._transforms import TransformContext, get_transform
 from flightdeck.launch._values import to_plain
+
+_LIMIT = "what a transform may do (no network, subprocess or secrets file)"
 
 
 def run_transform(task: StepTask, services: StepServices) -> StepOutcome:
@@ -17,12 +19,13 @@ def run_transform(task: StepTask, services: StepServices) -> StepOutcome:
     forbidden = frozenset({str(services.secrets.path)})
     try:
         function = get_transform(name)
-        with guard(deny_all(forbidden)) as policy:
+        policy = Policy.deny_all(forbidden, owner=f"transform {name!r}", limit=_LIMIT)
+        with active(policy):
             value = function(task.values, TransformContext(task.step_id, task.launch_time))
         if policy.denied:
             raise LaunchError(
                 "transform.impure",
-                f"transform {name!r} tried to reach {policy.denied[0]}; transforms have no"
+                f"transform {name!r} tried to reach {policy.denied[0].target}; transforms have no"
                 " network, subprocess or credential access",
             )
         value = to_plain(value)

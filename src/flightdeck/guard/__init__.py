@@ -1,0 +1,56 @@
+"""The process guard: one PEP 578 audit hook for every in-process policy.
+
+    from flightdeck.guard import Policy, Refused, active
+    policy = Policy.allow_hosts(["api.example.com"], owner="driver acme", limit="network.egress")
+    with active(policy):
+        call_the_package()          # a lookup of evil.example.net raises Refused here
+    if policy.denied: ...           # ...and is remembered even if the package swallowed it
+
+Audit hooks cannot be removed, so `install()` adds ONE hook, lazily, the first
+time a layer is entered. The hook reads one `ContextVar` holding the tuple of
+active `Policy` layers; outside any guard the tuple is empty and the hook
+returns after that single read. The variable follows the context: the thread
+or task that entered the layer, tasks it creates, and `asyncio.to_thread`
+(which copies the context). Threads started by other means do not inherit it,
+and neither do `loop.run_in_executor` jobs (asyncio's own name lookups).
+
+Each audit event that matters becomes an `Event` (kinds `dns`, `network`,
+`subprocess`, `file_write`, `file_read`). A `Policy` can:
+
+- record events (`Policy.watch()`: importing a driver package, judged later);
+- allow only some hosts (`hosts`): a lookup must name an allowed host
+  (`*.example.com` = subdomains); a connect/sendto names an IP, allowed when it
+  is listed, was resolved (with the guard off) from an allowed name looked up
+  under the layer, or is an address of an allowed exact name (checked on
+  demand, for lookups the guard could not see); unix sockets are not egress;
+- refuse subprocesses (`subprocess=False`), any write (`writes=False`), or
+  opening listed `files` at all.
+
+Nesting: layers stack (a driver's `network.egress` inside a launch step's
+trust contract). Every event is offered to every layer and is allowed only if
+EVERY layer allows it, so an inner layer can narrow but never widen what an
+outer layer allows. Every refusing layer appends the event to its `denied`
+list; the innermost refusing layer's `Refused` (a `PermissionError`) is raised,
+worded "{owner}: {event} is outside {limit}". Recording layers keep events
+whatever the verdict. Hosts contacted and addresses learned are noted only
+for allowed events.
+"""
+
+from __future__ import annotations
+
+from flightdeck.guard._events import Event
+from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
+from flightdeck.guard._policy import Policy, Refused, host_matches
+
+__all__ = [
+    "Event",
+    "Layers",
+    "Policy",
+    "Refused",
+    "active",
+    "enter",
+    "host_matches",
+    "install",
+    "layers",
+    "leave",
+]

@@ -1,0 +1,150 @@
+"""`Policy`: one layer of the guard, and `Refused`, what a refusal raises."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from flightdeck.guard._events import Event
+
+Resolver = Callable[[str], set[str]]
+
+
+def normal_host(host: str) -> str:
+    """Lower case, no trailing dot, IP addresses in their canonical spelling."""
+    host = host.strip().lower().rstrip(".")
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
+
+
+def is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def host_matches(host: str, pattern: str) -> bool:
+    """`pattern` is a host name, an IP address, or `*.example.com` (subdomains only)."""
+    host, pattern = normal_host(host), normal_host(pattern)
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+class Refused(PermissionError):
+    """Raised inside guarded code when a layer refuses an event (fail closed).
+
+    The refusing layer also remembers the event in `Policy.denied`, so the
+    caller can fail however the guarded code handled the error.
+    """
+
+    def __init__(self, message: str, event: Event, policy: Policy) -> None:
+        super().__init__(message)
+        self.event = event
+        self.policy = policy
+        self.host = event.target
+
+
+@dataclass(eq=False)
+class Policy:
+    """What the code inside one guard layer may do, and what it did.
+
+    `hosts` None leaves the network alone; a set allows only lookups of
+    matching names and connections to matching IPs or to addresses that an
+    allowed name resolved to. With `names_only` (a driver's `network.egress`,
+    AIP-30) only names are checked: any IP passes while some host is allowed.
+    `owner` and `limit` word the refusal: "{owner}: {event} is outside {limit}".
+    With `record`, every event except plain reads is kept in `observed`.
+    """
+
+    owner: str = "guard"
+    limit: str = "the active guard"
+    hosts: frozenset[str] | None = None
+    subprocess: bool = True
+    writes: bool = True
+    files: frozenset[str] = frozenset()  # may not be opened at all
+    record: bool = False
+    names_only: bool = False  # any IP passes while `hosts` is non-empty: names are checked
+    observed: list[Event] = field(default_factory=list)
+    contacted: list[str] = field(default_factory=list)
+    denied: list[Event] = field(default_factory=list)
+    addresses: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.hosts is not None:
+            self.hosts = frozenset(normal_host(h) for h in self.hosts)
+        self.files = frozenset(os.path.abspath(f) for f in self.files)
+
+    @classmethod
+    def watch(cls) -> Policy:
+        """Record what the code does; refuse nothing."""
+        return cls(owner="watch", record=True)
+
+    @classmethod
+    def allow_hosts(
+        cls, hosts: Iterable[str], *, owner: str, limit: str, names_only: bool = False
+    ) -> Policy:
+        """Network only to `hosts` (exact names, IPs, `*.domain`); the rest untouched."""
+        return cls(owner=owner, limit=limit, hosts=frozenset(hosts), names_only=names_only)
+
+    @classmethod
+    def deny_all(cls, files: Iterable[str] = (), *, owner: str, limit: str) -> Policy:
+        """No network, no subprocess, and none of `files` opened."""
+        return cls(
+            owner=owner, limit=limit, hosts=frozenset(), subprocess=False, files=frozenset(files)
+        )
+
+    def allows(self, event: Event, resolve: Resolver) -> bool:
+        if event.kind in ("dns", "network"):
+            return self.hosts is None or self._host_allowed(event.host or "", resolve)
+        if event.kind == "subprocess":
+            return self.subprocess
+        forbidden = bool(self.files) and os.path.abspath(event.path or "") in self.files
+        if event.kind == "file_write":
+            return self.writes and not forbidden
+        return not forbidden
+
+    def _host_allowed(self, host: str, resolve: Resolver) -> bool:
+        assert self.hosts is not None
+        host = normal_host(host)
+        if host in self.addresses or any(host_matches(host, p) for p in self.hosts):
+            return True
+        if not is_ip(host):
+            return False
+        if self.names_only:
+            return bool(self.hosts)
+        # An IP nobody looked up here (asyncio resolves in an executor thread
+        # that does not carry the context): attribute it by resolving the
+        # exact names allowed. Wildcards cannot be resolved, so they stay closed.
+        for name in self.hosts:
+            if not name.startswith("*.") and not is_ip(name):
+                self.addresses.update(resolve(name))
+        return host in self.addresses
+
+    def refuse(self, event: Event) -> Refused:
+        """Remember the refusal and build the error to raise."""
+        self.denied.append(event)
+        return Refused(f"{self.owner}: {event.detail} is outside {self.limit}", event, self)
+
+    def saw(self, event: Event) -> None:
+        """Every event reaches every layer first; a recording layer keeps it."""
+        if self.record and event.kind != "file_read":
+            self.observed.append(event)
+
+    def allowed(self, event: Event) -> None:
+        """Every layer allowed `event`: remember the hosts contacted."""
+        if event.host and event.kind in ("dns", "network"):
+            host = normal_host(event.host)
+            if host not in self.contacted:
+                self.contacted.append(host)
+
+    def learn(self, name: str, addresses: set[str]) -> None:
+        """`name` was looked up with this layer's permission: its addresses are allowed."""
+        if self.hosts is not None and any(host_matches(name, p) for p in self.hosts):
+            self.addresses.update(normal_host(a) for a in addresses)
