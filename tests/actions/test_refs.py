@@ -285,14 +285,20 @@ def test_aip39_changed_sha_is_an_error_when_strict(tmp_path: Path) -> None:
 
 def test_unchanged_content_is_no_downgrade(standard: Path, tmp_path: Path) -> None:
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for _ in range(2):
+        warnings.simplefilter("error")  # a TrustDowngradeWarning would fail the test
+        handles = [
             resolve_action_ref(
                 f"{STD}/storage-push",
                 base_dir=tmp_path,
                 libraries=[standard],
                 lock=Lock.for_workspace(tmp_path),
+                strict=strict,
             )
+            for strict in (False, False, True)  # strict refuses any downgrade
+        ]
+    assert len({h.sha256 for h in handles}) == 1
+    locked = json.loads((tmp_path / "flightdeck.lock").read_text())["actions"]
+    assert locked[f"{STD}/storage-push"]["sha256"] == handles[0].sha256
 
 
 def test_an_unreadable_lock_is_treated_as_empty(standard: Path, tmp_path: Path) -> None:

@@ -113,10 +113,12 @@ class Harness:
         line = command if isinstance(command, str) else json.dumps(command)
         await self.agent.handle(p.read_command(line))
 
-    async def next(self, timeout: float = 5.0) -> p.Event:
+    # Generous timeouts: they only bound a failing test; a passing one never waits them out,
+    # and a loaded 2-core CI machine can take seconds to start a Bash subprocess.
+    async def next(self, timeout: float = 30.0) -> p.Event:
         return await asyncio.wait_for(self.events.get(), timeout)
 
-    async def until(self, kind: str, timeout: float = 5.0) -> list[p.Event]:
+    async def until(self, kind: str, timeout: float = 30.0) -> list[p.Event]:
         """Events up to and including the first of type `kind`."""
         got: list[p.Event] = []
         while True:

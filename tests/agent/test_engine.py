@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -305,21 +306,24 @@ def test_stop_kills_running_bash_process_group(tmp_path: Path) -> None:
         h = Harness(tmp_path, [Step(calls=[("t1", "Bash", {"command": script})])], mode="yolo")
         await h.send(msg("m1"))
         await h.until("tool_running")
-        for _ in range(500):
-            if (tmp_path / "child.pid").exists() and (tmp_path / "child.pid").read_text():
-                break
-            await asyncio.sleep(0.01)
+        pid_file = tmp_path / "child.pid"
+        await _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
         child = int((tmp_path / "child.pid").read_text())
         await h.send({"type": "stop"})
         events = await h.until("stream_end")
         assert "tool_cancelled" in types(events)
-        for _ in range(500):
-            if not _alive(child):
-                break
-            await asyncio.sleep(0.01)
+        await _wait_for(lambda: not _alive(child))
         assert not _alive(child)
 
     run(body())
+
+
+async def _wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll until `condition` holds; the generous bound only matters when it never does."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition() and loop.time() < deadline:
+        await asyncio.sleep(0.01)
 
 
 def _alive(pid: int) -> bool:

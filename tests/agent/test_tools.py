@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +149,21 @@ def test_bash_reports_exit_code_stdout_and_stderr(ws: Workspace) -> None:
 
 
 def test_bash_timeout_kills_the_command(ws: Workspace) -> None:
-    fails(BashTool(), ws, "timed out", command="sleep 30", timeout=200)
+    script = "sleep 30 & echo $! > child.pid; wait"
+    fails(BashTool(), ws, "timed out", command=script, timeout=1500)
+    child = int((ws.root / "child.pid").read_text())
+    deadline = time.monotonic() + 30  # generous: the machine may be loaded
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(child), "the command's background child outlived the timeout"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.split(") ")[1][0] != "Z"  # a zombie is dead
 
 
 def test_glob_respects_gitignore_newest_first(ws: Workspace) -> None:

@@ -36,6 +36,12 @@ def test_public_names_are_pinned() -> None:
 
 
 def test_sdk_driver_satisfies_the_driver_seam() -> None:
-    assert issubclass(drivers.FunctionDriver, object)
-    fd = drivers.FunctionDriver("x", {})
+    import asyncio
+
+    fd = drivers.FunctionDriver("x", {"t.echo": lambda value, context: {"got": value}})
     assert isinstance(fd, drivers.Driver)
+    assert fd.id == "x"
+    assert fd.binding("t.absent") is None
+    binding = fd.binding("t.echo")
+    assert binding is not None and binding.tool_id == "t.echo" and not binding.streaming
+    assert asyncio.run(fd.invoke("t.echo", {"a": 1}, {})) == {"got": {"a": 1}}

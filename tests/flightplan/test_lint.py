@@ -131,7 +131,16 @@ def test_lint_never_crashes_on_schema_invalid_data(
 ) -> None:
     data = example_data()
     data["aileron"].update(block)
-    lint_document(document(data))
+    _assert_located_diagnostics(lint_document(document(data)))
     data = example_data()
     data["aileron"][key] = [junk, {"id": junk, "name": junk, "kind": junk, "bindings": junk}]
-    lint_document(document(data))
+    _assert_located_diagnostics(lint_document(document(data)))
+
+
+def _assert_located_diagnostics(found: list[Any]) -> None:
+    """Not crashing is not enough: whatever lint says must be a coded diagnostic."""
+    assert isinstance(found, list)
+    for diagnostic in found:
+        assert isinstance(diagnostic.code, str) and diagnostic.code
+        assert isinstance(diagnostic.message, str) and diagnostic.message
+        assert isinstance(diagnostic.severity, Severity)

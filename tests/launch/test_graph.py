@@ -39,13 +39,17 @@ def test_topological_order_ties_by_declaration(harness: Harness, tmp_path: Path)
 def test_ready_steps_run_concurrently_bounded(harness: Harness, tmp_path: Path) -> None:
     """Issue 6: ready steps run concurrently, bounded by --max-parallel."""
     lock = threading.Lock()
-    state = {"now": 0, "peak": 0}
+    state = {"now": 0, "peak": 0, "target": 3}
 
     async def work(call: ActionCall) -> str:
         with lock:
             state["now"] += 1
             state["peak"] = max(state["peak"], state["now"])
-        await asyncio.sleep(0.02)
+        # Hold the slot until `target` calls overlap (no fixed sleep that a loaded machine
+        # could outlast); the bound only runs out if the runner never reaches the target.
+        deadline = asyncio.get_running_loop().time() + 10
+        while state["peak"] < state["target"] and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.005)
         with lock:
             state["now"] -= 1
         return "ok"
@@ -55,7 +59,7 @@ def test_ready_steps_run_concurrently_bounded(harness: Harness, tmp_path: Path) 
     plan = write_plan(tmp_path, steps=steps, actions=ACTIONS)
     assert harness.run(plan, max_parallel=3).status == "completed"
     assert state["peak"] == 3
-    state["peak"] = 0
+    state.update(peak=0, target=1)
     assert harness.run(plan, max_parallel=1).status == "completed"
     assert state["peak"] == 1
 

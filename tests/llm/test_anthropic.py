@@ -180,20 +180,25 @@ def test_empty_request_model_uses_provider_model() -> None:
 
 
 def test_cancelling_a_waiting_call_raises_cancelled_not_provider_error() -> None:
-    async def scenario(p: AnthropicProvider) -> None:
+    async def scenario(p: AnthropicProvider, server: FakeLLMServer) -> None:
         async def consume() -> None:
             async for _ in p.stream(request()):
                 pass
 
         task = asyncio.create_task(consume())
-        await asyncio.sleep(0.05)
+        # Cancel only once the request is really waiting on the server (not before it left).
+        deadline = asyncio.get_running_loop().time() + 30
+        while not server.requests:
+            assert not task.done() and asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         await p.aclose()
 
     with FakeLLMServer([Turn(text="late", delay=30)]) as server:
-        asyncio.run(scenario(provider(server)))
+        asyncio.run(scenario(provider(server), server))
+        assert len(server.requests) == 1  # cancelled, not retried
 
 
 # ---- request mapping --------------------------------------------------------

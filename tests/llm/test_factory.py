@@ -96,7 +96,9 @@ def test_unknown_option_is_config_error() -> None:
 
 
 def test_bad_max_tokens_field_is_config_error() -> None:
-    config_error("openai", api_key="k", options={"max_tokens_field": "tokens"}, env={})
+    error = config_error("openai", api_key="k", options={"max_tokens_field": "tokens"}, env={})
+    assert "max_tokens_field" in error.message and "'tokens'" in error.message
+    assert "max_completion_tokens" in error.message  # says what is accepted
 
 
 def _python(code: str) -> dict[str, bool]:

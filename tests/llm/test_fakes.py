@@ -96,9 +96,9 @@ def test_runs_as_a_process(tmp_path: Path) -> None:
         cwd=Path(__file__).parents[2],
     )
     try:
-        for _ in range(200):
-            if port_file.exists():
-                break
+        deadline = time.monotonic() + 60  # generous: only a broken server waits it out
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
             time.sleep(0.05)
         url = f"http://127.0.0.1:{port_file.read_text()}/v1/messages"
         content = httpx.post(url, json={"model": "m"}).json()["content"]
