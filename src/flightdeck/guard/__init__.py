@@ -22,7 +22,10 @@ Each audit event that matters becomes an `Event` (kinds `dns`, `network`,
   (`*.example.com` = subdomains); a connect/sendto names an IP, allowed when it
   is listed, was resolved (with the guard off) from an allowed name looked up
   under the layer, or is an address of an allowed exact name (checked on
-  demand, for lookups the guard could not see); unix sockets are not egress;
+  demand, for lookups the guard could not see); unix sockets are not egress.
+  `names_only` (a driver's AIP-30 `network.egress`) checks names only: any IP
+  passes while some host is allowed, since base URLs and proxies point SDKs at
+  addresses that cannot be attributed to a declared host;
 - refuse subprocesses (`subprocess=False`), any write (`writes=False`), or
   opening listed `files` at all.
 
