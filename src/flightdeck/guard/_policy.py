@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 from collections.abc import Callable, Iterable
@@ -12,6 +13,7 @@ from flightdeck.guard._events import Event
 Resolver = Callable[[str], set[str]]
 
 
+@functools.lru_cache(maxsize=1024)  # per call a driver re-normalises its egress list
 def normal_host(host: str) -> str:
     """Lower case, no trailing dot, IP addresses in their canonical spelling."""
     host = host.strip().lower().rstrip(".")
@@ -21,6 +23,7 @@ def normal_host(host: str) -> str:
         return host
 
 
+@functools.lru_cache(maxsize=1024)
 def is_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
@@ -79,7 +82,8 @@ class Policy:
     def __post_init__(self) -> None:
         if self.hosts is not None:
             self.hosts = frozenset(normal_host(h) for h in self.hosts)
-        self.files = frozenset(os.path.abspath(f) for f in self.files)
+        if self.files:
+            self.files = frozenset(os.path.abspath(f) for f in self.files)
 
     @classmethod
     def watch(cls) -> Policy:
