@@ -80,8 +80,13 @@ def open_session(
             return session, session.load(repair=True)
         meta = {"provider": settings.provider, "model": model, "workspace": str(settings.workspace)}
         return store.create(session_id, **meta), Loaded()
-    except (SessionError, OSError) as exc:
+    except SessionError as exc:
         raise SetupError(str(exc)) from None
+    except OSError as exc:  # the data dir is a file, no permission, a full disk
+        where = f": {exc.filename}" if exc.filename else ""
+        raise SetupError(
+            f"cannot use the session store {store.root}: {exc.strerror or exc}{where}"
+        ) from None
 
 
 def start(flags: Mapping[str, Any], emit: Emit, env: Mapping[str, str] | None = None) -> Started:

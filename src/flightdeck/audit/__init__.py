@@ -10,11 +10,13 @@ implement `AuditReader.records(run_id=None, kind=None)`. Records are
 `AuditRecord(kind, run_id, fields, timestamp)` with `fields` plain JSON.
 `SQLiteAuditSink` (default file `data_dir()/audit.sqlite3`, WAL, append-only
 named migrations), `JsonlAuditSink` (one JSON object per line, the same shape
-as `AuditRecord.to_dict()`) and `MemoryAuditSink` (tests).
+as `AuditRecord.to_dict()`) and `MemoryAuditSink` (tests). A SQLite store that
+cannot be opened (not a database, its folder is a file) raises `AuditStoreError`.
 """
 
 from __future__ import annotations
 
+from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._jsonl import JsonlAuditSink
 from flightdeck.audit._memory import MemoryAuditSink
 from flightdeck.audit._record import AuditReader, AuditRecord, AuditSink, utc_now
@@ -41,6 +43,7 @@ __all__ = [
     "AuditReader",
     "AuditRecord",
     "AuditSink",
+    "AuditStoreError",
     "JsonlAuditSink",
     "MemoryAuditSink",
     "SQLiteAuditSink",

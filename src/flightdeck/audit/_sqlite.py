@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._record import AuditRecord
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -63,15 +64,29 @@ class SQLiteAuditSink:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             return conn
+        try:
+            return self._open()
+        except OSError as exc:  # its folder is a file, no permission
+            raise AuditStoreError("audit.store_unusable", self.path, str(exc.strerror)) from None
+        except sqlite3.OperationalError as exc:  # "unable to open database file", locked
+            raise AuditStoreError("audit.store_unusable", self.path, str(exc)) from None
+        except sqlite3.DatabaseError as exc:  # "file is not a database": a person must look
+            raise AuditStoreError("audit.store_corrupt", self.path, str(exc)) from None
+
+    def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        conn.execute("PRAGMA synchronous=NORMAL")
-        if not self._ready:
-            with self._lock:
-                if not self._ready:
-                    conn.execute("PRAGMA journal_mode=WAL")
-                    _migrate(conn)
-                    self._ready = True
+        try:
+            conn.execute("PRAGMA synchronous=NORMAL")
+            if not self._ready:
+                with self._lock:
+                    if not self._ready:
+                        conn.execute("PRAGMA journal_mode=WAL")
+                        _migrate(conn)
+                        self._ready = True
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
         self._local.conn = conn
         return conn
 

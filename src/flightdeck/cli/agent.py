@@ -27,7 +27,8 @@ import click
 @click.option("--auto-approve", is_flag=True, default=None, help="Start in yolo mode.")
 @click.option(
     "--workspace",
-    type=click.Path(file_okay=False),
+    # Not a click.Path(file_okay=False): a workspace that is a file or missing
+    # must reach the host as a `config_error` event too.
     help="Directory the tools work in (default: current directory).",
 )
 @click.option("--session-id", help="Start a new session with this id (error if it exists).")

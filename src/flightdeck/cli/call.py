@@ -19,12 +19,26 @@ from flightdeck.drivers import (
 )
 
 
+def _read_input_file(name: str) -> str:
+    if not name:
+        raise click.BadParameter("'@' must be followed by a file name", param_hint="'--input'")
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        message = f"{name} is not UTF-8 text (byte {exc.start})"
+        raise click.BadParameter(message, param_hint="'--input'") from None
+    except OSError as exc:  # missing, a directory, a broken link, no permission
+        message = f"cannot read {name}: {exc.strerror or exc}"
+        raise click.BadParameter(message, param_hint="'--input'") from None
+
+
 def _parse_input(raw: str) -> Any:
-    text = Path(raw[1:]).read_text(encoding="utf-8") if raw.startswith("@") else raw
+    text = _read_input_file(raw[1:]) if raw.startswith("@") else raw
+    source = raw[1:] if raw.startswith("@") else "the value"
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not JSON: {exc}", param_hint="--input") from None
+        raise click.BadParameter(f"{source} is not JSON: {exc}", param_hint="'--input'") from None
 
 
 def _fail(error: dict[str, Any], fmt: str) -> None:
@@ -45,6 +59,14 @@ def _verbose(choice: DriverChoice) -> None:
     if report is not None:
         cached = " (already imported)" if report.cached else ""
         click.echo(f"import {report.module_name}: {report.seconds * 1000:.1f} ms{cached}", err=True)
+
+
+def _no_driver_hint(tool: str, choice: DriverChoice, verbose: bool) -> str:
+    if tool.endswith(".md") or "/" in tool:
+        return "TOOL is a tool id (the `id:` of a TOOL.md, e.g. text.stats), not a file"
+    if verbose:
+        return "each driver's reason is listed above"
+    return "run again with -v to see why each driver was rejected"
 
 
 async def _run(tool: str, value: Any, choice: DriverChoice, fmt: str, ctx: dict[str, Any]) -> None:
@@ -132,6 +154,7 @@ def call(
             {
                 "code": "no_driver",
                 "message": f"{tool}: {choice.reason}",
+                "hint": _no_driver_hint(tool, choice, verbose),
                 "details": choice.to_dict(),
             },
             fmt,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
-from flightdeck.documents import DocumentKind, load_document
+from flightdeck.documents import Diagnostic, DocumentKind, Severity, load_document
 from flightdeck.drivers import DriverError, load_driver
 from flightdeck.drivers._package import runnable_problem
 from flightdeck.drivers._resolve import find_driver_file
@@ -38,6 +38,10 @@ def _row(file: Path) -> dict[str, Any]:
     loaded = load_document(file, kind=DocumentKind.DRIVER)
     data = loaded.document.data if loaded.document is not None else {}
     problem = runnable_problem(data) if data else None
+    errors = [d for d in loaded.diagnostics if d.severity is Severity.ERROR]
+    note = problem.message if problem else None
+    if note is None and errors:  # unreadable, binary, not UTF-8, invalid
+        note = f"{errors[0].message} [{errors[0].code}]"
     raw = data.get("implements")
     entries: list[Any] = raw if isinstance(raw, list) else []
     return {
@@ -48,7 +52,7 @@ def _row(file: Path) -> dict[str, Any]:
         "tools": [e.get("tool") for e in entries if isinstance(e, dict)],
         "policy_tags": data.get("policy_tags", []),
         "runnable": problem is None and loaded.ok,
-        "note": problem.message if problem else None,
+        "note": note,
         "path": str(file),
     }
 
@@ -72,6 +76,28 @@ def list_drivers(workspace: Path, fmt: str) -> None:
             click.echo(f"    {row['note']}")
 
 
+def _unloadable(workspace: Path, driver_id: str) -> tuple[Path, Diagnostic] | None:
+    """`.drivers/<id>/` exists but its DRIVER.md cannot be read or parsed:
+    say why, rather than that no such driver exists."""
+    if "/" in driver_id or "\\" in driver_id or driver_id.startswith("."):
+        return None
+    folder = workspace / ".drivers" / driver_id
+    if not folder.is_dir():
+        return None
+    file = folder / "DRIVER.md"
+    loaded = load_document(file, kind=DocumentKind.DRIVER)
+    errors = [d for d in loaded.diagnostics if d.severity is Severity.ERROR]
+    return (file, errors[0]) if loaded.document is None and errors else None
+
+
+def _show_error(code: str, message: str, fmt: str) -> NoReturn:
+    if fmt == "json":
+        click.echo(json.dumps({"error": {"code": code, "message": message}}, indent=2))
+    else:
+        click.echo(f"error: {message} [{code}]", err=True)
+    sys.exit(1)
+
+
 @drivers.command("show")
 @click.argument("driver_id")
 @_WS
@@ -80,8 +106,11 @@ def show(driver_id: str, workspace: Path, fmt: str) -> None:
     """Register one driver (imports its package) and show its bindings, or why it was refused."""
     file = find_driver_file(workspace, driver_id)
     if file is None:
-        click.echo(f"error: no driver with id {driver_id} in {workspace}/.drivers", err=True)
-        sys.exit(1)
+        broken = _unloadable(workspace, driver_id)
+        if broken is not None:
+            path, diag = broken
+            _show_error(diag.code, f"driver {driver_id}: {path}: {diag.message}", fmt)
+        _show_error("no_driver", f"no driver with id {driver_id} in {workspace}/.drivers", fmt)
     try:
         driver = load_driver(file, workspace=workspace.resolve())
     except DriverError as exc:

@@ -25,7 +25,10 @@ def graph(path: Path, fmt: str, out: Path | None) -> None:
       flightdeck graph SKILL.md --format svg --out plan.svg
     """
     load = load_plan(path)
-    if load.plan is None:
+    if load.plan is None or not load.ok:
+        # A TOOL.md or a broken plan still parses into an (empty) plan; drawing
+        # it would look like success. `lint` reports the same diagnostics.
+        click.echo(click.style(str(path), bold=True) + " is not a valid Flight Plan:", err=True)
         for diag in load.diagnostics:
             click.echo(format_diagnostic(diag), err=True)
         raise SystemExit(1)
@@ -37,6 +40,12 @@ def graph(path: Path, fmt: str, out: Path | None) -> None:
             click.echo(f"hint: {exc.hint}", err=True)
         raise SystemExit(1) from None
     if out is not None:
-        out.write_text(rendered, encoding="utf-8")
+        try:
+            out.write_text(rendered, encoding="utf-8")
+        except OSError as exc:
+            click.echo(
+                f"error: cannot write {out}: {exc.strerror or exc} [graph.unwritable]", err=True
+            )
+            raise SystemExit(1) from None
     else:
         click.echo(rendered, nl=False)

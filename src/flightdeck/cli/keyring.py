@@ -72,7 +72,8 @@ def list_keys(fmt: str) -> None:
 def untrust(publisher: str, key_path: Path | None) -> None:
     """Stop trusting PUBLISHER's keys."""
     try:
-        only = key_id(load_public_key(key_path.read_bytes())) if key_path else None
+        pem = key_path.read_bytes() if key_path else None
+        only = key_id(load_public_key(pem, code="keyring.invalid_key")) if pem else None
         removed = Keyring().untrust(publisher, only)
     except FlightPlanError as exc:
         _fail(exc)

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from flightdeck.audit import AuditStoreError
+from flightdeck.cli._stores import open_journal
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
     Approvals,
@@ -33,7 +35,7 @@ def _pairs(values: tuple[str, ...]) -> dict[str, str]:
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--input")
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="'--input'")
         out[key] = value
     return out
 
@@ -201,6 +203,7 @@ def launch(
             on_event=progress.event,
         )
         runtime = configured_runtime(workspace.resolve())
+        open_journal(runtime.journal)
         with progress:
             result = asyncio.run(run_launch(target, options, runtime))
     except KeyboardInterrupt:
@@ -211,13 +214,13 @@ def launch(
         # A sync action still running in a worker thread would hold the
         # interpreter open until it returns; the journal is already committed.
         os._exit(130)
-    except LaunchError as exc:
+    except (LaunchError, AuditStoreError) as exc:
         _fail(exc, fmt)
         return
     _report(result, fmt)
 
 
-def _fail(exc: LaunchError, fmt: str) -> None:
+def _fail(exc: LaunchError | AuditStoreError, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, indent=2))
     else:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any, NoReturn
 
 import click
 
-from flightdeck.audit import default_sink
+from flightdeck.audit import AuditStoreError, default_sink
+from flightdeck.cli._stores import open_journal
 from flightdeck.launch import Journal, LaunchError, run_list, run_report
 
 
@@ -22,12 +24,23 @@ def runs() -> None:
     """
 
 
+def _fail(text: str, error: dict[str, Any], fmt: str) -> NoReturn:
+    if fmt == "json":
+        click.echo(json.dumps({"ok": False, "error": error}, indent=2))
+    else:
+        click.echo(text, err=True)
+    raise SystemExit(1)
+
+
 @runs.command("list")
 @click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def list_runs(limit: int, fmt: str) -> None:
     """The most recent runs, newest first."""
-    rows = run_list(Journal(), limit)
+    try:
+        rows = run_list(open_journal(Journal()), limit)
+    except LaunchError as exc:
+        _fail(exc.describe(), exc.to_dict(), fmt)
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
@@ -43,10 +56,9 @@ def list_runs(limit: int, fmt: str) -> None:
 def show_run(run_id: str, fmt: str) -> None:
     """One run: steps with timings and status, approvals, outputs, audit records."""
     try:
-        report = run_report(run_id, Journal(), default_sink())
-    except LaunchError as exc:
-        click.echo(exc.describe(), err=True)
-        raise SystemExit(1) from None
+        report = run_report(run_id, open_journal(Journal()), default_sink())
+    except (LaunchError, AuditStoreError) as exc:
+        _fail(exc.describe(), exc.to_dict(), fmt)
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
         return

@@ -47,9 +47,18 @@ def _progress_printer() -> Callable[[int, Path], None] | None:
     help="Resolve refs against this workspace (default: each file's nearest workspace).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Also print info notes (e.g. orphan tools).")
-@click.option("--max-bytes", type=int, default=Limits.max_bytes, show_default=True)
-@click.option("--max-depth", type=int, default=Limits.max_depth, show_default=True)
-@click.option("--max-aliases", type=int, default=Limits.max_alias_expansion, show_default=True)
+@click.option(
+    "--max-bytes", type=click.IntRange(min=1), default=Limits.max_bytes, show_default=True
+)
+@click.option(
+    "--max-depth", type=click.IntRange(min=1), default=Limits.max_depth, show_default=True
+)
+@click.option(
+    "--max-aliases",
+    type=click.IntRange(min=0),
+    default=Limits.max_alias_expansion,
+    show_default=True,
+)
 def validate(
     paths: tuple[Path, ...],
     as_kind: str | None,

@@ -33,11 +33,14 @@ class Config:
 
 
 class ConfigError(Exception):
-    """A config file exists but is not valid TOML."""
+    """A config file exists but cannot be read (`config.unreadable`: a folder,
+    a broken link, a home that is a file) or is not valid TOML (`config.invalid`)."""
 
-    def __init__(self, path: Path, message: str) -> None:
+    def __init__(self, path: Path, message: str, code: str = "config.invalid") -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
+        self.code = code
+        self.message = message
 
 
 def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,6 +58,8 @@ def _read(path: Path) -> dict[str, Any] | None:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a directory, a home that is a file, no permission
+        raise ConfigError(path, f"cannot read: {exc.strerror}", "config.unreadable") from None
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

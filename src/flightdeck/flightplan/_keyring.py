@@ -83,11 +83,23 @@ class Keyring:
             raw = json.loads(self.path.read_text("utf-8"))
         except FileNotFoundError:
             return []
-        except (OSError, ValueError) as exc:
+        except OSError as exc:  # a directory, a data dir that is a file
+            raise FlightPlanError(
+                "keyring.unreadable", f"cannot read keyring {self.path}: {exc.strerror or exc}"
+            ) from None
+        except ValueError as exc:  # not JSON, not UTF-8
             raise FlightPlanError(
                 "keyring.unreadable", f"cannot read keyring {self.path}: {exc}"
             ) from None
-        items: list[Any] = raw.get("keys", []) if isinstance(raw, dict) else []
+        items: Any = raw.get("keys", []) if isinstance(raw, dict) else None
+        if not isinstance(items, list):
+            # Treating a damaged keyring as empty would silently distrust every
+            # publisher; say what is wrong instead.
+            raise FlightPlanError(
+                "keyring.unreadable",
+                f'cannot read keyring {self.path}: expected {{"keys": [...]}}',
+                hint="fix or remove the file, then trust the publishers' keys again",
+            )
         return [
             TrustedKey(i["publisher"], i["keyId"], i["publicKey"], i.get("addedAt", ""))
             for i in items
@@ -96,6 +108,14 @@ class Keyring:
         ]
 
     def _write(self, keys: list[TrustedKey]) -> None:
+        try:
+            self._replace(keys)
+        except OSError as exc:
+            raise FlightPlanError(
+                "keyring.unwritable", f"cannot write keyring {self.path}: {exc.strerror or exc}"
+            ) from None
+
+    def _replace(self, keys: list[TrustedKey]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         body = {
             "version": 1,

@@ -11,16 +11,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from flightdeck.flightplan._errors import FlightPlanError
 
 SIGNING_KEY_ENV = "FLIGHTDECK_SIGNING_KEY"
+# A file name, not a path: `--name ../x` must not write outside --out.
+_KEY_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$")
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,21 @@ def public_pem(public: Ed25519PublicKey) -> bytes:
 
 def generate_keys(out_dir: Path, name: str = "flightdeck") -> KeyPair:
     """Write `<name>.key` (0600) and `<name>.pub` (PEM) into `out_dir`."""
+    if not _KEY_NAME.match(name):
+        raise FlightPlanError(
+            "keys.invalid_name",
+            f"key name {name!r} is not a plain file name",
+            hint="letters, digits, '.', '_' and '-', not starting with '.'",
+        )
+    try:
+        return _write_pair(out_dir, name)
+    except OSError as exc:
+        raise FlightPlanError(
+            "keys.unwritable", f"cannot write keys into {out_dir}: {exc.strerror or exc}"
+        ) from None
+
+
+def _write_pair(out_dir: Path, name: str) -> KeyPair:
     out_dir.mkdir(parents=True, exist_ok=True)
     private = Ed25519PrivateKey.generate()
     private_path, public_path = out_dir / f"{name}.key", out_dir / f"{name}.pub"
@@ -64,8 +82,9 @@ def generate_keys(out_dir: Path, name: str = "flightdeck") -> KeyPair:
 
 def load_private_key(source: str | Path | None) -> Ed25519PrivateKey:
     """From a PEM file path, or from `FLIGHTDECK_SIGNING_KEY` (a path or the PEM text)."""
+    origin = ""
     if source is None:
-        source = os.environ.get(SIGNING_KEY_ENV)
+        source, origin = os.environ.get(SIGNING_KEY_ENV), f" (from {SIGNING_KEY_ENV})"
     if not source:
         raise FlightPlanError(
             "freeze.no_signing_key",
@@ -75,31 +94,41 @@ def load_private_key(source: str | Path | None) -> Ed25519PrivateKey:
         )
     text = str(source)
     if text.lstrip().startswith("-----BEGIN"):
-        pem = text.encode("utf-8")
+        pem, label = text.encode("utf-8"), f"the PEM text in {SIGNING_KEY_ENV}"
     else:
+        label = f"signing key {text}{origin}"
         try:
             pem = Path(text).read_bytes()
         except OSError as exc:
             raise FlightPlanError(
-                "freeze.signing_key_unreadable", f"cannot read signing key {text}: {exc}"
+                "freeze.signing_key_unreadable", f"cannot read {label}: {exc.strerror or exc}"
             ) from None
+    hint = "an unencrypted PEM Ed25519 private key, as 'flightdeck keys generate' writes"
     try:
         key = serialization.load_pem_private_key(pem, password=None)
-    except (ValueError, TypeError) as exc:
-        message = f"not a PEM private key: {exc}"
-        raise FlightPlanError("freeze.signing_key_invalid", message) from None
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        # cryptography's own text ("Unable to load PEM file. See https://...")
+        # says little to a user; keep only its first sentence.
+        reason = str(exc).split(". ")[0]
+        message = f"{label} is not a PEM private key ({reason})"
+        raise FlightPlanError("freeze.signing_key_invalid", message, hint=hint) from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise FlightPlanError("freeze.signing_key_invalid", "the signing key is not Ed25519")
+        kind = type(key).__name__.removeprefix("_").replace("PrivateKey", "")
+        message = f"{label} is {kind}, not Ed25519"
+        raise FlightPlanError("freeze.signing_key_invalid", message, hint=hint) from None
     return key
 
 
 def load_public_key(pem: bytes, *, code: str = "keys.invalid_public_key") -> Ed25519PublicKey:
+    hint = "a PEM Ed25519 public key, like the NAME.pub that 'flightdeck keys generate' writes"
     try:
         key = serialization.load_pem_public_key(pem)
-    except (ValueError, TypeError) as exc:
-        raise FlightPlanError(code, f"not a PEM public key: {exc}") from None
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        reason = str(exc).split(". ")[0]
+        raise FlightPlanError(code, f"not a PEM public key ({reason})", hint=hint) from None
     if not isinstance(key, Ed25519PublicKey):
-        raise FlightPlanError(code, "the public key is not Ed25519")
+        kind = type(key).__name__.removeprefix("_").replace("PublicKey", "")
+        raise FlightPlanError(code, f"the public key is {kind}, not Ed25519", hint=hint)
     return key
 
 

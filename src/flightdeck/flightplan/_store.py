@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -34,6 +35,7 @@ LOCK_FILE = "lock.json"
 SIGNATURE_FILE = "SKILL.md.sig"
 PUBLIC_KEY_FILE = "signer.pub.pem"
 META_FILE = "meta.json"
+_HASH_PREFIX = re.compile(r"^[0-9a-f]{1,64}$")
 _SEALED = (SKILL_FILE, LOCK_FILE, SIGNATURE_FILE, PUBLIC_KEY_FILE)
 
 
@@ -78,6 +80,16 @@ class SkillStore:
 
     def put(self, frozen: FrozenPlan) -> tuple[StoredVersion, bool]:
         """Store a frozen plan; returns (entry, created). Idempotent."""
+        try:
+            return self._put(frozen)
+        except OSError as exc:  # the data dir is a file, a full disk, no permission
+            raise FlightPlanError(
+                "store.unwritable",
+                f"cannot write the skill store {self.root}: {exc.strerror or exc}",
+                hint="check FLIGHTDECK_HOME (or the user data directory)",
+            ) from None
+
+    def _put(self, frozen: FrozenPlan) -> tuple[StoredVersion, bool]:
         versions = self.root / frozen.name / "versions"
         target = versions / frozen.short_hash
         files = {
@@ -115,6 +127,8 @@ class SkillStore:
             return []
         out = []
         for versions in sorted(self.root.glob("*/versions")):
+            if not versions.is_dir():  # a stray file is no stored version
+                continue
             for path in sorted(versions.iterdir()):
                 if path.is_dir() and not path.name.startswith("."):
                     out.append(self._entry(path))
@@ -136,6 +150,12 @@ class SkillStore:
                 return max(labelled, key=lambda e: _semver_key(e.version or ""))
             return entries[-1]
         prefix = version.removeprefix("sha256:")
+        if not (SEMVER.match(version) or _HASH_PREFIX.match(prefix)):
+            raise FlightPlanError(
+                "store.invalid_version",
+                f"'{name}@{version}': '{version}' is neither a semver label nor a hash prefix",
+                hint="NAME@1.0.0 or NAME@<content hash prefix>; see flightdeck skills list",
+            )
         matches = [e for e in entries if e.version == version]
         matches = matches or [e for e in entries if e.content_hash[7:].startswith(prefix)]
         if len(matches) != 1:

@@ -68,15 +68,27 @@ def _locate(
     target: str | Path, store: SkillStore | None
 ) -> tuple[Path, tuple[str, str | None] | None]:
     """The SKILL.md path, and (name, version) when it came from the store."""
+    if not str(target).strip():  # Path("") is ".", which would read ./SKILL.md
+        raise FlightPlanError(
+            "verify.no_target", "no plan named", hint="give NAME, NAME@VERSION or a SKILL.md path"
+        )
     path = Path(target)
+    if path.is_symlink() and not path.exists():
+        raise FlightPlanError("verify.not_found", f"{target} is a broken symbolic link")
     if path.is_dir():
         return path / SKILL_FILE, None
     if path.is_file():
         return path, None
     text = str(target)
-    name, _, version = text.partition("@")
+    name, at, version = text.partition("@")
     if "/" in text or text.endswith(".md"):
         raise FlightPlanError("verify.not_found", f"no such file or directory: {text}")
+    if at and not version:
+        raise FlightPlanError(
+            "store.invalid_version",
+            f"'{text}' names no version after '@'",
+            hint="NAME@1.0.0 (a semver label) or NAME@<content hash prefix>",
+        )
     entry = (store or SkillStore()).find(name, version or None)
     return entry.skill_path, (name, version or None)
 
