@@ -200,11 +200,18 @@ def test_drift_malformed_input_is_protocol_error_and_nothing_is_lost(
     server.add(Turn(text="fine"))
     with anthropic(server, ws) as agent:
         agent.next()
-        for line in ["{oops", '{"type":"explode"}', '{"type":"message","msg_id":"m0"}', "[]"]:
+        bad = [
+            ("{oops", None),  # spec 4.1: malformed JSON or unknown type -> "msg_id": null
+            ('{"type":"explode"}', None),
+            ('{"type":"message","msg_id":"m0"}', "m0"),  # the id it did carry
+            ("[]", None),
+        ]
+        for line, msg_id in bad:
             agent.send(line)
             error = agent.next()
             assert error["type"] == "error" and error["error"]["code"] == "protocol_error"
             assert error["error"]["retryable"] is False
+            assert "msg_id" in error and error["msg_id"] == msg_id
         agent.send({"type": "tool_approve", "call_id": "ghost"})
         assert "ghost" in agent.next()["error"]["message"]
         agent.send(msg("m1"))

@@ -77,7 +77,7 @@ def test_encode_event_omits_none_except_msg_id() -> None:
 
 
 def test_events_are_closed_models() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"(?s)stream_start\.extra.*extra_forbidden"):
         p.decode_event('{"type":"stream_start","msg_id":"m","extra":1}')
 
 

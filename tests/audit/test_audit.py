@@ -96,9 +96,11 @@ def test_jsonl_missing_file_lists_nothing(tmp_path: Path) -> None:
     assert JsonlAuditSink(tmp_path / "none.jsonl").records() == []
 
 
-@pytest.mark.parametrize("bad", [{"kind": "x"}, {"timestamp": "t"}])
-def test_record_from_dict_needs_kind_and_timestamp(bad: dict[str, str]) -> None:
-    with pytest.raises(KeyError):
+@pytest.mark.parametrize(
+    ("bad", "missing"), [({"kind": "x"}, "timestamp"), ({"timestamp": "t"}, "kind")]
+)
+def test_record_from_dict_needs_kind_and_timestamp(bad: dict[str, str], missing: str) -> None:
+    with pytest.raises(KeyError, match=missing):
         AuditRecord.from_dict(bad)
 
 

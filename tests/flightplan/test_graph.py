@@ -40,7 +40,7 @@ def test_independent_steps_keep_declaration_order() -> None:
 def test_topological_order_refuses_a_cycle() -> None:
     data, _ = chain_plan(3)
     data["aileron"]["steps"][0]["args"] = {"x": "steps.s2.out"}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cycle"):
         StepGraph.of(read_plan(data)).topological_order()
 
 

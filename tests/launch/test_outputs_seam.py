@@ -53,8 +53,10 @@ def test_only_utf8_is_materialized(tmp_path: Path) -> None:
         materialize(_out(encoding="base64"), "aGk=", tmp_path)
     assert caught.value.code == "output.encoding_unsupported"
     entry = {"path": "o.txt", "mimeType": "text/plain", "encoding": "base64", "content": "aGk="}
-    with pytest.raises(LaunchError):
+    with pytest.raises(LaunchError) as entry_caught:
         materialize(_out(), entry, tmp_path)
+    assert entry_caught.value.code == "output.encoding_unsupported"
+    assert not (tmp_path / "o.txt").exists()
 
 
 def test_plain_data_is_canonical_json(tmp_path: Path) -> None:
@@ -85,8 +87,10 @@ def test_symlink_escape_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "out"
     root.mkdir()
     (root / "link").symlink_to(outside)
-    with pytest.raises(LaunchError):
+    with pytest.raises(LaunchError) as caught:
         confined_path(root, "link/x.txt")
+    assert caught.value.code == "output.path_escape" and "symlink" in caught.value.message
+    assert list(outside.iterdir()) == []
 
 
 def test_declared_output_not_produced_fails_naming_it(harness: Harness, tmp_path: Path) -> None:

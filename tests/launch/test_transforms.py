@@ -38,8 +38,9 @@ def test_template_is_sandboxed_and_strict() -> None:
     with pytest.raises(LaunchError) as caught:
         render({"template": "{{ missing }}"}, CTX)
     assert caught.value.code == "transform.template"
-    with pytest.raises(LaunchError):  # the sandbox refuses unsafe attribute access
+    with pytest.raises(LaunchError) as unsafe:  # the sandbox refuses unsafe attribute access
         render({"template": "{{ x.__class__.__mro__ }}", "x": "s"}, CTX)
+    assert unsafe.value.code == "transform.template" and "unsafe" in unsafe.value.message
 
 
 def test_csv_columns_and_nested_values() -> None:
@@ -47,8 +48,9 @@ def test_csv_columns_and_nested_values() -> None:
     text = get_transform("csv")({"rows": rows}, CTX)
     assert text == 'a,b,c\n1,"{""y"":2,""z"":1}",\n,,true\n'
     assert get_transform("csv")({"rows": rows, "columns": ["c"]}, CTX) == 'c\n""\ntrue\n'
-    with pytest.raises(LaunchError):
+    with pytest.raises(LaunchError) as caught:
         get_transform("csv")({"rows": [1, 2]}, CTX)
+    assert caught.value.code == "transform.csv"
 
 
 def test_json_is_canonical() -> None:
@@ -69,7 +71,7 @@ def test_select_is_jsonpath() -> None:
 def test_hosts_can_register_transforms(harness: Harness, tmp_path: Path) -> None:
     register_transform("upper_test", lambda b, ctx: str(b["s"]).upper())
     try:
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="already registered"):
             register_transform("upper_test", lambda b, ctx: None)
         plan = write_plan(
             tmp_path,
