@@ -143,6 +143,11 @@ def test_spawn_subagents_follow_parent_mode_and_cannot_spawn(tmp_path: Path) -> 
         assert running == {"s1", "a/1", "b/1"}
         assert last_result_text(h) == "## a\na done\n\n## b\nb done"
         assert (tmp_path / "a.txt").read_text() == "a" and (tmp_path / "b.txt").read_text() == "b"
+        # Concurrently: both sub-agents asked the model before either asked a second time
+        # (run one after the other, the order would be parent, a, a, b, b, parent).
+        order = [key for key, _ in h.provider.requests]  # type: ignore[attr-defined]
+        assert order[0] == "parent" and sorted(order[1:3]) == ["a", "b"]
+        assert sorted(order[3:5]) == ["a", "b"] and order[5:] == ["parent"]
         for key in ("a", "b"):
             for request in h.provider.of(key):  # type: ignore[attr-defined]
                 names = {t.name for t in request.tools}

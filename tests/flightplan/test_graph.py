@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -83,8 +84,11 @@ def test_svg_through_graphviz() -> None:
     assert "<svg" in render_graph(read_plan(example_data()), "svg")
 
 
-def test_svg_without_graphviz_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+def test_svg_without_graphviz_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The real seam: a PATH on which no `dot` can be found (not a patched shutil.which).
+    monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(FlightPlanError) as caught:
         render_graph(read_plan(example_data()), "svg")
     assert caught.value.code == "graph.graphviz_missing"
