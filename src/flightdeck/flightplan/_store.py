@@ -139,6 +139,14 @@ class SkillStore:
         the highest semver label, else the most recently frozen."""
         if not SKILL_NAME.match(name):
             raise FlightPlanError("store.invalid_name", f"'{name}' is not a skill name")
+        if version is not None and not (
+            SEMVER.match(version) or _HASH_PREFIX.match(version.removeprefix("sha256:"))
+        ):
+            raise FlightPlanError(
+                "store.invalid_version",
+                f"'{name}@{version}': '{version}' is neither a semver label nor a hash prefix",
+                hint="NAME@1.0.0 or NAME@<content hash prefix>; see flightdeck skills list",
+            )
         entries = [entry for entry in self.list() if entry.name == name]
         if not entries:
             raise FlightPlanError(
@@ -150,12 +158,6 @@ class SkillStore:
                 return max(labelled, key=lambda e: _semver_key(e.version or ""))
             return entries[-1]
         prefix = version.removeprefix("sha256:")
-        if not (SEMVER.match(version) or _HASH_PREFIX.match(prefix)):
-            raise FlightPlanError(
-                "store.invalid_version",
-                f"'{name}@{version}': '{version}' is neither a semver label nor a hash prefix",
-                hint="NAME@1.0.0 or NAME@<content hash prefix>; see flightdeck skills list",
-            )
         matches = [e for e in entries if e.version == version]
         matches = matches or [e for e in entries if e.content_hash[7:].startswith(prefix)]
         if len(matches) != 1:

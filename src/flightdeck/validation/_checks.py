@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flightdeck.config import find_workspace
+from flightdeck.config import ConfigError, find_workspace, load_config
 from flightdeck.documents import Diagnostic, Document, DocumentKind
 
 if TYPE_CHECKING:
@@ -42,8 +42,27 @@ def default_checks(options: ValidateOptions) -> CheckSet:
             )
         return contexts[root]
 
+    config_problems: dict[Path | None, list[Diagnostic]] = {}
+
+    def config_problem(root: Path | None) -> list[Diagnostic]:
+        # Ref resolution reads the workspace's `library.paths`; a broken
+        # flightdeck.toml would otherwise be skipped in silence.
+        if root is None:
+            return []
+        if root not in config_problems:
+            config_problems[root] = []
+            try:
+                load_config(root)
+            except ConfigError as exc:
+                hint = "refs were resolved without this file's [library] paths"
+                config_problems[root] = [
+                    Diagnostic(exc.code, str(exc), file=str(exc.path), hint=hint)
+                ]
+        return config_problems[root]
+
     def narrowing(document: Document) -> list[Diagnostic]:
-        return actions.check_document(document, context_for(document))
+        context = context_for(document)
+        return config_problem(context.workspace) + actions.check_document(document, context)
 
     def lint(document: Document) -> list[Diagnostic]:
         return flightplan.lint_document(document)
