@@ -39,6 +39,7 @@ def test_exit_one_with_located_diagnostic_when_invalid(tmp_path: Path) -> None:
 
 def test_no_colour_when_not_a_terminal(tmp_path: Path) -> None:
     proc = run("validate", str(_tree(tmp_path)))
+    assert "schema.enum" in proc.stdout  # the report is there, only uncoloured
     assert "\x1b[" not in proc.stdout and "\x1b[" not in proc.stderr
 
 
@@ -62,9 +63,15 @@ def test_json_report_shape(tmp_path: Path) -> None:
 
 
 def test_usage_errors_exit_two(tmp_path: Path) -> None:
-    assert run("validate", str(tmp_path / "missing")).returncode == 2
-    assert run("validate", "--no-such-flag", str(tmp_path)).returncode == 2
-    assert run("validate").returncode == 2
+    cases = [
+        (("validate", str(tmp_path / "missing")), "missing"),
+        (("validate", "--no-such-flag", str(tmp_path)), "--no-such-flag"),
+        (("validate",), "Usage:"),
+    ]
+    for args, needle in cases:
+        proc = run(*args)
+        assert proc.returncode == 2, args
+        assert needle in proc.stderr and "Traceback" not in proc.stderr, args
 
 
 def test_as_kind_overrides_detection(tmp_path: Path) -> None:

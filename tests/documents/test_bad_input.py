@@ -48,8 +48,14 @@ def test_no_frontmatter() -> None:
 
 def test_unclosed_frontmatter() -> None:
     result = parse_document("---\nid: a\ndescription: b\n", path="ACTION.md")
-    diag = result.diagnostics[0]
-    assert (diag.code, diag.line) == ("document.unclosed_frontmatter", 1)
+    assert result.document is None  # nothing half-parsed is handed on
+    diag = _only(result.diagnostics)
+    assert (diag.code, diag.line, diag.column, diag.file) == (  # type: ignore[attr-defined]
+        "document.unclosed_frontmatter",
+        1,
+        1,
+        "ACTION.md",
+    )
 
 
 def test_invalid_utf8_points_at_the_byte() -> None:
@@ -169,10 +175,13 @@ def test_crlf_and_bom_are_normalised() -> None:
 
 def test_all_problems_in_a_file_are_reported() -> None:
     text = "---\nschema: action/v1\nid: BAD ID\nrisk_level: 9\nextra: 1\n---\n"
-    codes = sorted(d.code for d in parse_document(text, path="ACTION.md").diagnostics)
-    assert codes == sorted(
-        ["schema.required", "schema.pattern", "schema.maximum", "schema.unknown_field"]
-    )
+    found = parse_document(text, path="ACTION.md").diagnostics
+    assert sorted((d.code, d.pointer, d.line) for d in found) == [
+        ("schema.maximum", "/risk_level", 4),
+        ("schema.pattern", "/id", 3),
+        ("schema.required", "", 2),  # description is missing: the mapping itself
+        ("schema.unknown_field", "/extra", 5),
+    ]
 
 
 def test_binary_file_in_scanned_directory_is_skipped_with_a_note(tmp_path: Path) -> None:
