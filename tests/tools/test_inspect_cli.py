@@ -59,8 +59,11 @@ def test_inspect_reads_the_library_path_from_flightdeck_toml(tmp_path: Path) -> 
     (tmp_path / "flightdeck.toml").write_text(f'[library]\npaths = ["{STANDARD}"]\n')
     out = _run("TOOL.md", cwd=tmp_path)
     assert out.returncode == 0, out.stdout
+    assert "storage:push 1.0.0" in out.stdout  # resolved through the configured library
     assert not (tmp_path / "flightdeck.lock").exists(), "inspect never writes the lock"
 
 
 def test_inspect_missing_path_is_a_usage_error(tmp_path: Path) -> None:
-    assert _run("nope.md", cwd=tmp_path).returncode == 2
+    out = _run("nope.md", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "nope.md" in out.stderr and "Traceback" not in out.stderr
