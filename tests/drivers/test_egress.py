@@ -62,7 +62,9 @@ def test_aip30_no_egress_declared_means_no_connection(
     with pytest.raises(DriverCallError) as info:
         call(driver, "127.0.0.1", listener)
     assert info.value.code == "egress_denied"
-    assert f"127.0.0.1:{listener}" in info.value.message or "127.0.0.1" in info.value.message
+    # Refused at the lookup already (before any connect), and the message says why.
+    assert f"{ref} tried lookup of 127.0.0.1" in info.value.message
+    assert "outside network.egress (none declared)" in info.value.message
     # the guard ends with the call
     socket.create_connection(("127.0.0.1", listener), timeout=2).close()
 
