@@ -58,8 +58,11 @@ def test_spec_4_1_bad_lines_become_protocol_problems(
 
 @given(st.text(max_size=200))
 def test_read_command_never_raises(line: str) -> None:
-    result = p.read_command(line)
-    assert result is not None  # any text parses to a command or a problem, never raises
+    result = p.read_command(line)  # any text parses to a command or a problem, never raises
+    if isinstance(result, p.ProtocolProblem):
+        assert result.message  # a problem always says what is wrong
+    else:
+        assert isinstance(result, p.COMMAND_TYPES)
 
 
 def test_encode_event_omits_none_except_msg_id() -> None:
