@@ -54,7 +54,9 @@ class LineWriter:
         if not self._pending or self.closed:
             self._pending = []
             return
-        data = ("\n".join(self._pending) + "\n").encode("utf-8")
+        # A lone surrogate (a non-UTF-8 byte from argv or a file name, kept by
+        # surrogateescape) becomes a `\udcff` JSON escape instead of an error.
+        data = ("\n".join(self._pending) + "\n").encode("utf-8", "backslashreplace")
         self._pending = []
         try:
             if self.fd is None:

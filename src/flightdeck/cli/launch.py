@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from flightdeck.audit import AuditStoreError
+from flightdeck.cli._params import utf8_text
 from flightdeck.cli._stores import open_journal
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
@@ -115,8 +116,15 @@ class _Progress:
     help='JSON file {"<step or *>": "approve" | "deny"}.',
 )
 @click.option("--max-parallel", type=click.IntRange(1, 1024), default=4, show_default=True)
-@click.option("--resume", metavar="RUN_ID", help="Resume a paused or interrupted run.")
-@click.option("--replay", metavar="RUN_ID", help="Reuse a run's inputs and llm-seam outputs.")
+@click.option(
+    "--resume", metavar="RUN_ID", callback=utf8_text, help="Resume a paused or interrupted run."
+)
+@click.option(
+    "--replay",
+    metavar="RUN_ID",
+    callback=utf8_text,
+    help="Reuse a run's inputs and llm-seam outputs.",
+)
 @click.option("--unsigned", is_flag=True, help="Run an unfrozen SKILL.md (recorded as unsigned).")
 @click.option("--no-sandbox", is_flag=True, help="Run tool steps without a sandbox (audited).")
 @click.option(

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 import click
 
 from flightdeck.audit import AuditStoreError, default_sink
+from flightdeck.cli._params import utf8_text
 from flightdeck.cli._stores import open_journal
 from flightdeck.launch import Journal, LaunchError, run_list, run_report
 
@@ -51,7 +52,7 @@ def list_runs(limit: int, fmt: str) -> None:
 
 
 @runs.command("show")
-@click.argument("run_id")
+@click.argument("run_id", callback=utf8_text)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def show_run(run_id: str, fmt: str) -> None:
     """One run: steps with timings and status, approvals, outputs, audit records."""
