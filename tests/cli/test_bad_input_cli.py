@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from flightdeck.flightplan import generate_keys
+from flightdeck.launch import Journal
 from tests.cli._run import FLIGHTDECK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,6 +235,8 @@ CASES = [
          ("--max-parallel",)),
     Case("launch-input-not-pair", ("launch", *PLAN, "--input", "novalue"), 2,
          ("expected KEY=VALUE",)),
+    Case("launch-out-dir-under-a-file", ("launch", *PLAN, "--out-dir", "TOOL.md/out"), 2,
+         ("--out-dir", "cannot create")),
     Case("launch-invalid-workspace-toml", ("launch", "plan/SKILL.md", "--unsigned",
          "--workspace", "badws"), 1, ("config.invalid",)),
     Case("launch-home-is-a-file", ("launch", *PLAN), 1, ("config.toml", "cannot read"),
@@ -296,3 +299,23 @@ def test_keys_name_with_path_writes_nothing_outside_out(fx: Path) -> None:
     proc = run("keys", "generate", "--out", "k2", "--name", "../outside", cwd=fx)
     assert proc.returncode == 1 and "keys.invalid_name" in proc.stderr
     assert not (fx / "outside.key").exists() and not (fx / "outside.pub").exists()
+
+
+def test_runs_show_with_a_damaged_audit_store_names_the_file(fx: Path, fd_home: Path) -> None:
+    """A run in the journal, the audit store beside it garbage: an error value."""
+    journal = Journal(fd_home / "data" / "runs.sqlite3")
+    journal.create_run(
+        "run-1",
+        plan_name="p",
+        plan_path="p/SKILL.md",
+        content_hash=None,
+        launch_time="2026-01-01T00:00:00Z",
+        inputs={},
+        options={},
+    )
+    journal.close()
+    _garbage("audit.sqlite3")(fd_home)
+    proc = run("runs", "show", "run-1", cwd=fx)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    assert proc.returncode == 1
+    assert "audit.sqlite3" in proc.stderr and "audit.store_corrupt" in proc.stderr

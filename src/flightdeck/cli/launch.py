@@ -174,6 +174,8 @@ def launch(
     if no_sandbox:
         click.echo("warning: tool steps run WITHOUT a sandbox (recorded in the audit)", err=True)
     progress = _Progress(terminal)
+    if out_dir is not None:
+        _ensure_out_dir(out_dir)
 
     def ask_input(item: Input) -> str | None:
         progress.pause()
@@ -226,6 +228,17 @@ def launch(
         _fail(exc, fmt)
         return
     _report(result, fmt)
+
+
+def _ensure_out_dir(out_dir: Path) -> None:
+    """Create --out-dir before any step runs: the library writes outputs only
+    after every step (a write action included) has run."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        message = f"cannot create {out_dir}: {reason}"
+        raise click.BadParameter(message, param_hint="'--out-dir'") from None
 
 
 def _fail(exc: LaunchError | AuditStoreError, fmt: str) -> None:
