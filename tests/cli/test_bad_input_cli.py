@@ -152,6 +152,8 @@ CASES = [
          ("--max-depth",)),
     Case("validate-invalid-workspace-toml", ("validate", "badws"), 1,
          ("flightdeck.toml", "config.invalid")),
+    Case("inspect-invalid-workspace-toml", ("inspect", "badws/.tools/t"), 1,
+         ("flightdeck.toml", "config.invalid")),
     Case("schema-unknown", ("schema", "nope"), 2, ("unknown schema",)),
     # inspect / lint / graph
     Case("lint-directory", ("lint", "adir"), 1, ("document.unreadable",)),

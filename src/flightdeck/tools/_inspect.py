@@ -9,7 +9,7 @@ it implements, and where each value came from (`action`, `implementor`,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from flightdeck.actions import (
     library_search_path,
     load_action,
 )
+from flightdeck.config import ConfigError, load_config
 from flightdeck.documents import Diagnostic, DocumentKind, load_document
 from flightdeck.tools._define import ToolDefinitionError, load_tool
 
@@ -127,6 +128,19 @@ def _kind_of(path: Path) -> str | None:
     return None
 
 
+def _config_problem(workspace: Path | None) -> tuple[Diagnostic, ...]:
+    """Refs resolve through the workspace's `[library] paths`; a config that
+    cannot be read would otherwise be skipped in silence."""
+    if workspace is None:
+        return ()
+    try:
+        load_config(workspace)
+    except ConfigError as exc:
+        hint = "refs were resolved without this file's [library] paths"
+        return (Diagnostic(exc.code, str(exc), file=str(exc.path), hint=hint),)
+    return ()
+
+
 def inspect_manifest(
     path: str | Path,
     *,
@@ -144,7 +158,8 @@ def inspect_manifest(
         resolver = ActionResolver(
             libraries=library_search_path(libraries, workspace=ws), workspace=ws, strict=strict
         )
-        return _tool_report(p, resolver)
+        report = _tool_report(p, resolver)
+        return replace(report, diagnostics=(*_config_problem(ws), *report.diagnostics))
     problem = Diagnostic(
         "inspect.not_a_tool_or_action",
         "inspect reads a TOOL.md or an ACTION.md (or a folder holding one)",
