@@ -67,6 +67,11 @@ def _home_is_a_file(home: Path) -> None:
     home.write_text("not a folder\n")
 
 
+def _home_is_a_broken_link(home: Path) -> None:
+    shutil.rmtree(home)
+    home.symlink_to(home.parent / "nowhere" / "home")
+
+
 def _data_is_a_file(home: Path) -> None:
     home.mkdir(exist_ok=True)
     (home / "data").write_text("not a folder\n")
@@ -154,6 +159,7 @@ CASES = [
          ("flightdeck.toml", "config.invalid")),
     Case("inspect-invalid-workspace-toml", ("inspect", "badws/.tools/t"), 1,
          ("flightdeck.toml", "config.invalid")),
+    Case("validate-folder-without-manifests", ("validate", "adir"), 0, ("no manifests found",)),
     Case("schema-unknown", ("schema", "nope"), 2, ("unknown schema",)),
     # inspect / lint / graph
     Case("lint-directory", ("lint", "adir"), 1, ("document.unreadable",)),
@@ -278,6 +284,11 @@ CASES = [
     Case("launch-resume-id-not-utf8", ("launch", "--resume", "\udcff"), 2,
          ("not valid UTF-8",)),
     # sessions
+    Case("agent-home-is-a-broken-link", ("agent", "--json-stream"), 1,
+         ('"type":"error"', "session store"), damage=_home_is_a_broken_link,
+         env={"ANTHROPIC_API_KEY": "x"}),
+    Case("sessions-rm-latest-without-sessions", ("sessions", "rm", "latest"), 1,
+         ("no sessions yet",)),
     Case("sessions-show-unknown", ("sessions", "show", "nosuch"), 1, ("not found",)),
 ]  # fmt: skip
 

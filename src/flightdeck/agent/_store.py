@@ -177,8 +177,11 @@ class SessionStore:
         elif not _ID.match(session_id) or session_id == "latest":
             raise SessionError(f"invalid session id {session_id!r}")
         path = self.root / session_id
+        # A file or a broken link in the way of the store raises OSError here,
+        # so that FileExistsError below only ever means this session exists.
+        self.root.mkdir(parents=True, exist_ok=True)
         try:
-            path.mkdir(parents=True, exist_ok=False)
+            path.mkdir()
         except FileExistsError:
             raise SessionError(f"session {session_id} already exists") from None
         session = Session(path)
@@ -190,7 +193,7 @@ class SessionStore:
         if ref == "latest":
             infos = self.list()
             if not infos:
-                raise SessionError("there is no session to resume")
+                raise SessionError("there are no sessions yet ('latest' names none)")
             return Session(infos[0].path)
         if not _ID.match(ref) or not (self.root / ref).is_dir():
             raise SessionError(f"session {ref} not found")

@@ -36,6 +36,9 @@ def print_diagnostics_by_file(
 
 def summary_line(summary: dict[str, int]) -> str:
     files, invalid = summary["files"], summary["invalid"]
+    if files == 0:  # a wrong folder must not look like a clean one
+        names = "ACTION.md, TOOL.md, DRIVER.md, SKILL.md or *.skill.md"
+        return click.style(f"no manifests found (looked for {names})", fg="yellow", bold=True)
     parts = [f"{summary['errors']} error(s)", f"{summary['warnings']} warning(s)"]
     if summary.get("skipped"):
         parts.append(f"{summary['skipped']} skipped")
