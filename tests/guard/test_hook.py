@@ -17,6 +17,8 @@ def test_public_surface_is_pinned() -> None:
     assert public - set(guard_pkg.__all__) <= {"annotations"}
     assert set(guard_pkg.__all__) == {
         "Event",
+        "FileAccess",
+        "FileScope",
         "Layers",
         "Policy",
         "Refused",
@@ -24,6 +26,7 @@ def test_public_surface_is_pinned() -> None:
         "enter",
         "host_matches",
         "install",
+        "interpreter_roots",
         "layers",
         "leave",
     }

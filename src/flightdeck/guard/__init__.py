@@ -15,7 +15,8 @@ or task that entered the layer, tasks it creates, and `asyncio.to_thread`
 and neither do `loop.run_in_executor` jobs (asyncio's own name lookups).
 
 Each audit event that matters becomes an `Event` (kinds `dns`, `network`,
-`subprocess`, `file_write`, `file_read`). A `Policy` can:
+`subprocess`, `file_write`, `file_read`, `bytecode`); file events list the
+paths they touch as `FileAccess`es. A `Policy` can:
 
 - record events (`Policy.watch()`: importing a driver package, judged later);
 - allow only some hosts (`hosts`): a lookup must name an allowed host
@@ -27,7 +28,19 @@ Each audit event that matters becomes an `Event` (kinds `dns`, `network`,
   passes while some host is allowed, since base URLs and proxies point SDKs at
   addresses that cannot be attributed to a declared host;
 - refuse subprocesses (`subprocess=False`), any write (`writes=False`), or
-  opening listed `files` at all.
+  opening listed `files` at all;
+- confine files to a `FileScope` (`Policy.confine_files(roots_rw, roots_ro)`):
+  every path an event touches (open, remove, rename, mkdir, rmdir, symlink,
+  link, chmod, chown, utime, truncate, xattrs, listdir/scandir/fwalk, rmtree,
+  sqlite3.connect; a relative path joined to its `dir_fd` or the current
+  directory) is resolved to its real path (symlinks followed, except the final
+  link of calls that act on the link itself) and must lie under a read-write
+  root, or under a read-only root for reads. The interpreter's own files stay
+  readable (`interpreter_roots()`); subprocesses are refused by default. The
+  import system's `__pycache__` traffic (kind `bytecode`) is judged by scopes
+  only. This is best effort: C code (extensions, `ctypes`) opens files without
+  audit events, `os.stat` and friends raise none, and threads started by
+  `threading` do not carry the layer. Real isolation is a sandbox's job.
 
 Nesting: layers stack (a driver's `network.egress` inside a launch step's
 trust contract). Every event is offered to every layer and is allowed only if
@@ -41,12 +54,15 @@ for allowed events.
 
 from __future__ import annotations
 
-from flightdeck.guard._events import Event
+from flightdeck.guard._events import Event, FileAccess
 from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
 from flightdeck.guard._policy import Policy, Refused, host_matches
+from flightdeck.guard._scope import FileScope, interpreter_roots
 
 __all__ = [
     "Event",
+    "FileAccess",
+    "FileScope",
     "Layers",
     "Policy",
     "Refused",
@@ -54,6 +70,7 @@ __all__ = [
     "enter",
     "host_matches",
     "install",
+    "interpreter_roots",
     "layers",
     "leave",
 ]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from flightdeck.guard._events import Event
+from flightdeck.guard._scope import FileScope, StrPath
 
 Resolver = Callable[[str], set[str]]
 
@@ -64,6 +65,8 @@ class Policy:
     AIP-30) only names are checked: any IP passes while some host is allowed.
     `owner` and `limit` word the refusal: "{owner}: {event} is outside {limit}".
     With `record`, every event except plain reads is kept in `observed`.
+    A `scope` confines files: every path an event touches must lie in it
+    (see `confine_files`); events without paths are left to the other fields.
     """
 
     owner: str = "guard"
@@ -74,6 +77,7 @@ class Policy:
     files: frozenset[str] = frozenset()  # may not be opened at all
     record: bool = False
     names_only: bool = False  # any IP passes while `hosts` is non-empty: names are checked
+    scope: FileScope | None = None  # None: files anywhere (subject to `writes`, `files`)
     observed: list[Event] = field(default_factory=list)
     contacted: list[str] = field(default_factory=list)
     denied: list[Event] = field(default_factory=list)
@@ -104,11 +108,37 @@ class Policy:
             owner=owner, limit=limit, hosts=frozenset(), subprocess=False, files=frozenset(files)
         )
 
+    @classmethod
+    def confine_files(
+        cls,
+        roots_rw: Iterable[StrPath],
+        roots_ro: Iterable[StrPath] = (),
+        *,
+        owner: str,
+        limit: str,
+        interpreter: bool = True,
+        subprocess: bool = False,
+    ) -> Policy:
+        """Files only under `roots_rw` (read and write) and `roots_ro` (read only).
+
+        With `interpreter` (the default) the interpreter's own files stay readable
+        (`interpreter_roots()`: prefixes, stdlib, `sys.path`...) and `os.devnull`
+        writable, so lazy imports and tracebacks still work. Subprocesses are
+        refused unless `subprocess`: a child is beyond any audit hook, so it
+        would carry the code outside the scope. The network is left alone.
+        """
+        scope = FileScope.of(roots_rw, roots_ro, interpreter=interpreter)
+        return cls(owner=owner, limit=limit, subprocess=subprocess, scope=scope)
+
     def allows(self, event: Event, resolve: Resolver) -> bool:
+        if self.scope is not None and self.scope.outside(event):
+            return False
         if event.kind in ("dns", "network"):
             return self.hosts is None or self._host_allowed(event.host or "", resolve)
         if event.kind == "subprocess":
             return self.subprocess
+        if event.kind == "bytecode":
+            return True  # the import system's cache: only a scope judges it
         forbidden = bool(self.files) and os.path.abspath(event.path or "") in self.files
         if event.kind == "file_write":
             return self.writes and not forbidden
@@ -138,7 +168,7 @@ class Policy:
 
     def saw(self, event: Event) -> None:
         """Every event reaches every layer first; a recording layer keeps it."""
-        if self.record and event.kind != "file_read":
+        if self.record and event.kind not in ("file_read", "bytecode"):
             self.observed.append(event)
 
     def allowed(self, event: Event) -> None:
