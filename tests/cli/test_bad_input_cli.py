@@ -332,3 +332,31 @@ def test_runs_show_with_a_damaged_audit_store_names_the_file(fx: Path, fd_home: 
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     assert proc.returncode == 1
     assert "audit.sqlite3" in proc.stderr and "audit.store_corrupt" in proc.stderr
+
+
+def test_launch_input_beyond_safe_integer_is_an_input_error(fx: Path) -> None:
+    """Inputs are recorded as canonical JSON: an integer past 2^53-1 is refused
+    at resolution, before any step runs, not in the middle of the run."""
+    proc = run(
+        "launch", *PLAN, "--approve", "all", "--input", "window_days=99999999999999999999999",
+        cwd=fx, env={"FLIGHTDECK_SECRET_TRACKER": "x"},
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert "Traceback" not in output, output
+    assert proc.returncode == 1, output
+    assert "input.invalid" in output and "window_days" in output
+
+
+def test_launch_output_that_cannot_be_written_fails_the_run_by_name(fx: Path) -> None:
+    """A declared output whose file cannot be written fails the run with
+    `output.unwritable` naming it (here: a folder sits where the file goes)."""
+    out = fx / "blocked-out"
+    (out / "digest.csv").mkdir(parents=True)
+    proc = run(
+        "launch", *PLAN, "--approve", "all", "--out-dir", str(out),
+        cwd=fx, env={"FLIGHTDECK_SECRET_TRACKER": "x"},
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert "Traceback" not in output, output
+    assert proc.returncode == 1, output
+    assert "output.unwritable" in output and "digest.csv" in output

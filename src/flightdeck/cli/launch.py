@@ -13,7 +13,6 @@ import click
 
 from flightdeck.audit import AuditStoreError
 from flightdeck.cli._params import utf8_text
-from flightdeck.cli._stores import open_journal
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
     Approvals,
@@ -213,7 +212,6 @@ def launch(
             on_event=progress.event,
         )
         runtime = configured_runtime(workspace.resolve())
-        open_journal(runtime.journal)
         with progress:
             result = asyncio.run(run_launch(target, options, runtime))
     except KeyboardInterrupt:

@@ -9,7 +9,6 @@ import click
 
 from flightdeck.audit import AuditStoreError, default_sink
 from flightdeck.cli._params import utf8_text
-from flightdeck.cli._stores import open_journal
 from flightdeck.launch import Journal, LaunchError, run_list, run_report
 
 
@@ -39,7 +38,7 @@ def _fail(text: str, error: dict[str, Any], fmt: str) -> NoReturn:
 def list_runs(limit: int, fmt: str) -> None:
     """The most recent runs, newest first."""
     try:
-        rows = run_list(open_journal(Journal()), limit)
+        rows = run_list(Journal(), limit)
     except LaunchError as exc:
         _fail(exc.describe(), exc.to_dict(), fmt)
     if fmt == "json":
@@ -57,7 +56,7 @@ def list_runs(limit: int, fmt: str) -> None:
 def show_run(run_id: str, fmt: str) -> None:
     """One run: steps with timings and status, approvals, outputs, audit records."""
     try:
-        report = run_report(run_id, open_journal(Journal()), default_sink())
+        report = run_report(run_id, Journal(), default_sink())
     except (LaunchError, AuditStoreError) as exc:
         _fail(exc.describe(), exc.to_dict(), fmt)
     if fmt == "json":

@@ -51,16 +51,24 @@ def coerce(item: Input, raw: Any) -> Any:
         ) from None
 
 
+# Inputs are recorded as canonical JSON (RFC 8785), whose numbers are IEEE
+# doubles: an integer beyond 2^53 - 1 would not survive the record exactly.
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
 def _number(raw: Any) -> int | float:
     if isinstance(raw, bool):
         raise TypeError("not a number")
     if isinstance(raw, (int, float)):
-        return raw
-    text = str(raw).strip()
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)
+        value: int | float = raw
+    else:
+        text = str(raw).strip()
+        try:
+            value = int(text)
+        except ValueError:
+            value = float(text)
+    if isinstance(value, int) and abs(value) > _MAX_SAFE_INTEGER:
+        raise ValueError(f"integers must be within +/-{_MAX_SAFE_INTEGER}")
     if value != value or value in (float("inf"), float("-inf")):
         raise ValueError("not a finite number")
     return value

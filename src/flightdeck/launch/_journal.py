@@ -18,6 +18,7 @@ from typing import Any
 
 from flightdeck.audit import utc_now
 from flightdeck.config import data_dir
+from flightdeck.launch._errors import LaunchError
 
 JOURNAL_FILE = "runs.sqlite3"
 
@@ -129,6 +130,18 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+def _unusable(path: Path, exc: Exception) -> LaunchError:
+    """A damaged journal is reported as damaged, never read as empty."""
+    reason = str(exc)
+    if isinstance(exc, OSError) and exc.strerror:  # e.g. the data directory is a file
+        reason = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return LaunchError(
+        "journal.unusable",
+        f"the run journal {path} cannot be used: {reason}",
+        hint="move the file aside to start a new journal (or check FLIGHTDECK_HOME)",
+    )
+
+
 class Journal:
     """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode. Each
     write commits before it returns."""
@@ -140,24 +153,28 @@ class Journal:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
-            )
-            done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-            for name, sql in MIGRATIONS:
-                if name not in done:
-                    conn.executescript(
-                        f"BEGIN; {sql}; INSERT INTO _migrations VALUES ('{name}', "
-                        "datetime('now')); COMMIT;"
-                    )
-            self._conn = conn
+            try:
+                self._conn = self._open()
+            except (sqlite3.DatabaseError, OSError) as exc:
+                raise _unusable(self.path, exc) from None
         return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+        )
+        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+        for name, sql in MIGRATIONS:
+            if name not in done:
+                conn.executescript(
+                    f"BEGIN; {sql}; INSERT INTO _migrations VALUES ('{name}', "
+                    "datetime('now')); COMMIT;"
+                )
+        return conn
 
     def close(self) -> None:
         if self._conn is not None:

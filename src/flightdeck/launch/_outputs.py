@@ -146,7 +146,16 @@ def materialize(output: Output, value: Any, out_dir: Path) -> Materialized:
         "target": output.publish_target or "none",
     }
     if output.publish_target == "file":
-        target = confined_path(out_dir, output.publish_path or output.name)
-        write_atomic(target, data)
+        relative = output.publish_path or output.name
+        try:
+            target = confined_path(out_dir, relative)
+            write_atomic(target, data)
+        except OSError as exc:
+            raise LaunchError(
+                "output.unwritable",
+                f"output {output.name!r} cannot be written to {out_dir / relative}: "
+                f"{exc.strerror or exc}",
+                hint="check --out-dir: the path must be a writable file location",
+            ) from None
         record["path"] = str(target)
     return Materialized(record, text)

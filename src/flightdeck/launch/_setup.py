@@ -33,7 +33,7 @@ def _config(workspace: Path) -> Any:
     try:
         return load_config(workspace)
     except ConfigError as exc:
-        raise LaunchError("config.invalid", str(exc)) from None
+        raise LaunchError(exc.code, str(exc)) from None
 
 
 def configured_settings(workspace: Path, **overrides: Any) -> StepSettings:
