@@ -162,24 +162,34 @@ def test_aip16_user_input_derived_paths_must_go_through_a_tool(ws: Path) -> None
     assert calls == [] and list(ws.rglob("*")) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AIP-16 MUST not implemented: run_with_file_contract runs the body in-process "
-    "with no isolation layer, so a body can write outside its _workflowFsRoot",
-)
 def test_aip16_reads_or_writes_outside_the_fs_root_must_be_denied(ws: Path, tmp_path: Path) -> None:
     """AIP-16 security: 'Bodies MUST treat it as a scoped scratch directory; reads or
     writes outside MUST be denied by the host's isolation layer.'"""
     outside = tmp_path / "outside.txt"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
     io = define_io({"outputsFiles": {"o": {"path": "o.txt"}}})
     refused: list[BaseException] = []
+    sink = MemoryAuditSink()
 
     def body(value: dict[str, Any]) -> None:
         try:
             outside.write_text("escaped")
         except PermissionError as exc:
             refused.append(exc)
+        try:
+            secret.read_text()
+        except PermissionError as exc:
+            refused.append(exc)
+        (Path(value["_workflowFsRoot"]) / "o").write_text("inside is fine")
 
-    run_with_file_contract(io, body, {}, workspace=ws, unit_id="u", audit=MemoryAuditSink())
+    result = run_with_file_contract(io, body, {}, workspace=ws, unit_id="u", audit=sink)
     assert not outside.exists()
-    assert len(refused) == 1
+    assert len(refused) == 2
+    assert (ws / "o.txt").read_text() == "inside is fine"
+    assert [
+        r.fields["path"] for r in sink.records(run_id=result.run_id, kind="io.access_denied")
+    ] == [
+        str(outside),
+        str(secret),
+    ]

@@ -4,13 +4,15 @@
     2 scratch root          a fresh 0700 directory per run
     3 stage inputsFiles     workspace:<path> -> <fsRoot>/<key>; missing -> error, no run
     4 inject _workflowFsRoot overwriting any caller value, then validate the input
-    5 body                  sync or async
+    5 body                  sync or async, under the isolation layer (`_isolation`):
+                            files outside <fsRoot> and subprocesses refused
     6 sync outputsFiles     <fsRoot>/<key> -> workspace:<interpolated path>
                             missing -> warning; write failure -> warning (run not failed)
     7 remove scratch root   best effort
     8 run end               a RunResult with output, warnings and the file records
 
-Every staged read and synced write is recorded through `flightdeck.audit`.
+Every staged read and synced write is recorded through `flightdeck.audit`, and
+so is every access the isolation layer refused (`io.access_denied`).
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from typing import Any
 
 from flightdeck.audit import AuditRecord, AuditSink, default_sink
 from flightdeck.documents import Diagnostic, Severity
+from flightdeck.guard import active
 from flightdeck.io._define import FS_ROOT_KEY, IOHandle
 from flightdeck.io._errors import FileContractError
+from flightdeck.io._isolation import isolation_layer, record_denials
 from flightdeck.io._paths import confine, confine_target, interpolate, unsafe_token_value
 from flightdeck.io._result import Err
 
@@ -255,12 +259,17 @@ async def arun_with_file_contract(
     run = _new_run(io, workspace, run_id, unit_id, audit, clock)
     try:
         value = _begin(run, input)
+        assert run.fs_root is not None
+        layer = isolation_layer(run.fs_root, run.unit_id)
         try:
-            output = body(value)
-            if inspect.isawaitable(output):
-                output = await output
+            with active(layer):  # the body's task (and its tasks, to_thread calls)
+                output = body(value)
+                if inspect.isawaitable(output):
+                    output = await output
         except Exception as exc:
+            record_denials(layer, run.log)
             raise _body_failed(run, exc) from exc
+        record_denials(layer, run.log)
         return _end(run, output)
     finally:
         _cleanup(run)
@@ -286,24 +295,46 @@ def run_with_file_contract(
     run = _new_run(io, workspace, run_id, unit_id, audit, clock)
     try:
         value = _begin(run, input)
-        try:
-            output = body(value)
-            if inspect.isawaitable(output):
-                output = _drive(run, output)
-        except FileContractError:
-            raise
-        except Exception as exc:
-            raise _body_failed(run, exc) from exc
+        output = _run_body(run, body, value)
         return _end(run, output)
     finally:
         _cleanup(run)
+
+
+class _LoopRunning(Exception):
+    """An async body met a running event loop; reported once outside the layer."""
+
+
+def _run_body(run: _Run, body: Body, value: dict[str, Any]) -> Any:
+    """Step 5 for the sync host: the body (driven if async) under the isolation layer."""
+    assert run.fs_root is not None
+    layer = isolation_layer(run.fs_root, run.unit_id)
+    try:
+        with active(layer):  # asyncio.run copies the context: an async body is confined too
+            output = body(value)
+            if inspect.isawaitable(output):
+                output = _drive(output)
+    except Exception as exc:
+        # audit writes happen here, outside the layer, like staging and syncing
+        record_denials(layer, run.log)
+        if isinstance(exc, _LoopRunning):
+            raise run.fail(
+                "io.event_loop_running",
+                "an async body cannot be driven from inside a running event loop: "
+                "await arun_with_file_contract(...) instead",
+            ) from None
+        if isinstance(exc, FileContractError):
+            raise
+        raise _body_failed(run, exc) from exc
+    record_denials(layer, run.log)
+    return output
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def _drive(run: _Run, awaitable: Awaitable[Any]) -> Any:
+def _drive(awaitable: Awaitable[Any]) -> Any:
     """Run an async body's awaitable to completion from synchronous code."""
     try:
         asyncio.get_running_loop()
@@ -311,8 +342,4 @@ def _drive(run: _Run, awaitable: Awaitable[Any]) -> Any:
         return asyncio.run(_await(awaitable))
     if inspect.iscoroutine(awaitable):
         awaitable.close()  # never awaited: close it so Python does not warn
-    raise run.fail(
-        "io.event_loop_running",
-        "an async body cannot be driven from inside a running event loop: "
-        "await arun_with_file_contract(...) instead",
-    )
+    raise _LoopRunning
