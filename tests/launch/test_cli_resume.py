@@ -447,9 +447,9 @@ def test_credential_canary_through_a_driver_process(tmp_path: Path) -> None:
 
 def test_ctrl_c_leaves_a_resumable_interrupted_run(tmp_path: Path) -> None:
     ws, plan = _workspace(tmp_path)
-    # The SIGINT lands while `wait` sleeps; launch exits only once that sync call returns
-    # (see the report), so keep the sleep well inside communicate()'s bound.
-    env = _env(ws, WAIT_SECONDS="15")
+    # The SIGINT lands while `wait` sleeps in a worker thread for far longer than
+    # the bound below: launch must exit without waiting for that call to return.
+    env = _env(ws, WAIT_SECONDS="600")
     process = subprocess.Popen(
         [FD, "launch", str(plan), "--unsigned", "--workspace", str(ws), "--approve", "all"],
         env=env,
@@ -462,7 +462,7 @@ def test_ctrl_c_leaves_a_resumable_interrupted_run(tmp_path: Path) -> None:
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     run_id = _run_id()
     assert f"--resume {run_id}" in stderr

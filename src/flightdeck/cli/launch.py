@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +215,7 @@ def launch(
         )
         runtime = configured_runtime(workspace.resolve())
         with progress:
-            result = asyncio.run(run_launch(target, options, runtime))
+            result = _run_interruptibly(run_launch(target, options, runtime))
     except KeyboardInterrupt:
         where = f" --resume {progress.run_id}" if progress.run_id else ""
         click.echo(f"\ninterrupted; completed steps are kept: flightdeck launch{where}", err=True)
@@ -226,6 +228,21 @@ def launch(
         _fail(exc, fmt)
         return
     _report(result, fmt)
+
+
+def _run_interruptibly(main: Coroutine[Any, Any, RunResult]) -> RunResult:
+    """Run the launch; on Ctrl-C cancel it (the runtime journals the run as
+    interrupted) and re-raise at once. `asyncio.run` would instead wait for a
+    sync action still running in a worker thread before returning."""
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(main)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(task)
+        raise
 
 
 def _ensure_out_dir(out_dir: Path) -> None:
