@@ -10,13 +10,12 @@ import yaml
 
 from flightdeck.documents import Document, DocumentKind
 
-EXAMPLE = Path("/work/shared/reference/aileron/weekly-metrics-digest.example.skill.md")
 _LOCAL = Path(__file__).parent / "data" / "weekly-metrics-digest.example.skill.md"
 
 
 def example_path() -> Path:
-    """The worked example (a copy lives in tests/flightplan/data for CI)."""
-    return _LOCAL if _LOCAL.exists() else EXAMPLE
+    """The worked example from the spec's authors (copied into the repo)."""
+    return _LOCAL
 
 
 def example_text() -> str:
