@@ -82,10 +82,25 @@ class _Progress:
 
     def event(self, event: LaunchEvent) -> None:
         self.run_id = event.run_id
+        if event.kind == "credential_probe":
+            self._probe(event)
+            return
         if event.step_id is not None and event.status is not None:
             self.rows[event.step_id] = event.status
             if self.live is not None:
                 self.live.update(self._table())
+
+    def _probe(self, event: LaunchEvent) -> None:
+        message = event.detail.get("message", "")
+        if event.status == "unrunnable":
+            text = f"warning: credential probe of {event.step_id} not run: {message} (audited)"
+        elif event.status == "failed":
+            text = f"credential probe of {event.step_id} failed: {message}"
+        else:
+            text = f"credential probe of {event.step_id}: ok"
+        self.pause()
+        click.echo(text, err=True)
+        self.resume()
 
     def pause(self) -> None:
         if self.live is not None:
@@ -129,6 +144,11 @@ class _Progress:
 @click.option("--unsigned", is_flag=True, help="Run an unfrozen SKILL.md (recorded as unsigned).")
 @click.option("--no-sandbox", is_flag=True, help="Run tool steps without a sandbox (audited).")
 @click.option(
+    "--verify-credentials",
+    is_flag=True,
+    help="Before any step, call each trust contract's verification probe (makes calls; audited).",
+)
+@click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),
     default=".",
@@ -150,6 +170,7 @@ def launch(
     replay: str | None,
     unsigned: bool,
     no_sandbox: bool,
+    verify_credentials: bool,
     workspace: Path,
     llm_provider: str | None,
     llm_model: str | None,
@@ -166,6 +187,7 @@ def launch(
       flightdeck launch metrics-digest --input window_days=30 --out-dir out/
       flightdeck launch --resume run-20250101T000000-ab12cd --approve all
       flightdeck launch ./SKILL.md --unsigned
+      flightdeck launch metrics-digest@1.0.0 --verify-credentials
     """
     if target is None and resume is None:
         raise click.UsageError("name a plan (NAME[@VERSION] or PATH) or pass --resume RUN_ID")
@@ -212,6 +234,7 @@ def launch(
             settings=settings,
             input_prompt=ask_input if terminal else None,
             on_event=progress.event,
+            verify_credentials=verify_credentials,
         )
         runtime = configured_runtime(workspace.resolve())
         with progress:

@@ -1,9 +1,12 @@
 """Run one action call under its trust contract.
 
 Around the invoker's call: the credential is bound from the secret store
-(by `credential.kind` and `identityLabel`), the call runs under the egress
+(by `credential.kind` and `identityLabel`) before the call, and handed to it
+with its declared `kind` and `placement` (`credential.missing` fails the
+step first when the store has none; `kind: none` binds nothing), the call runs under the egress
 guard for the contract's `hosts`, transient failures are retried with
-exponential backoff only when `idempotency.safeToRetry` (each try audited),
+exponential backoff only when `idempotency.safeToRetry` (each try audited
+as it ends; the bound is `[launch] max_tries` / `backoff_seconds`),
 `idempotencyKey: true` passes a key derived from run and step (the same on
 resume), and `redaction` rules apply before the result enters the graph or
 the audit. Approval was decided by the scheduler before dispatch. Everything
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from flightdeck.flightplan import TrustContract
@@ -25,6 +29,9 @@ from flightdeck.launch._secrets import Credential, Scrubber
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
 from flightdeck.launch._values import summarize, to_plain, value_hash
+
+# Where a try's audit record goes as the try ends: (run id, kind, fields).
+TryRecorder = Callable[[str, str, dict[str, Any]], None]
 
 
 def idempotency_key(run_id: str, step_id: str) -> str:
@@ -40,42 +47,61 @@ def parse_ref(ref: str) -> tuple[str, str]:
     return connector, action
 
 
-async def run_action(task: StepTask, services: StepServices) -> StepOutcome:
+async def run_action(
+    task: StepTask, services: StepServices, record: TryRecorder | None = None
+) -> StepOutcome:
+    """Run the call. With `record`, each try's audit record is written as the
+    try ends (a kill mid-retry keeps the tries so far); without it, the
+    records travel back in the outcome."""
     scrubber = Scrubber()
     audit: list[dict[str, Any]] = []
+
+    def keep(entry: dict[str, Any]) -> None:
+        clean = scrubber.data(entry)
+        if record is None:
+            audit.append(clean)
+        else:
+            record(task.run_id, clean["kind"], clean["fields"])
+
     try:
-        result, attempts = await _call(task, services, scrubber, audit)
+        result, attempts = await _call(task, services, scrubber, keep)
         outputs = split_outputs(list(task.step.get("outputs", [])), result)
     except LaunchError as exc:
         exc.step = exc.step or task.step_id
         error = scrubber.data(exc.to_dict())
-        return StepOutcome("failed", error=error, audit=scrubber.data(audit))
+        return StepOutcome("failed", error=error, audit=audit)
     return StepOutcome(
         "completed",
         result=result,
         outputs=outputs,
         attempts=attempts,
-        audit=scrubber.data(audit),
+        audit=audit,
     )
 
 
-async def _call(
-    task: StepTask, services: StepServices, scrubber: Scrubber, audit: list[dict[str, Any]]
-) -> tuple[Any, int]:
-    contract = TrustContract.read(task.contract or {})
-    if contract is None:
-        raise LaunchError("action.no_contract", f"{task.step.get('actionRef')} has no contract")
-    ref = str(task.step.get("actionRef", ""))
-    connector, action = parse_ref(ref)
-    info = services.invoker.describe(connector, action)
-    credential = _credential(contract, connector, services)
-    if credential is not None:
-        scrubber.add(credential.value)
-    call = ActionCall(
+def bind_credential(
+    contract: TrustContract, connector: str, services: StepServices, scrubber: Scrubber
+) -> Credential | None:
+    """The contract's credential from the secret store (None for kind `none`),
+    looked up before any call; its value is remembered by the scrubber."""
+    kind = contract.credential_kind
+    if kind in (None, "none"):
+        return None
+    credential = services.secrets.lookup(
+        connector, kind, contract.identity_label, contract.placement
+    )
+    scrubber.add(credential.value)
+    return credential
+
+
+def action_call(
+    task: StepTask, contract: TrustContract, connector: str, action: str, bound: Credential | None
+) -> ActionCall:
+    return ActionCall(
         connector=connector,
         action=action,
         args=task.values,
-        credential=credential.value if credential else None,
+        credential=bound.value if bound else None,
         credential_kind=contract.credential_kind,
         identity_label=contract.identity_label,
         idempotency_key=idempotency_key(task.run_id, task.step_id)
@@ -83,54 +109,73 @@ async def _call(
         else None,
         run_id=task.run_id,
         step_id=task.step_id,
+        credential_placement=bound.placement if bound else None,
+        credential_reference=bound.reference if bound else None,
     )
-    attempts = task.settings.retry_attempts if contract.safe_to_retry else 1
-    for attempt in range(1, max(attempts, 1) + 1):
-        policy = Policy.allow_hosts(
-            contract.hosts, owner="egress denied", limit="the trust contract hosts"
+
+
+async def guarded_call(
+    call: ActionCall,
+    contract: TrustContract,
+    services: StepServices,
+    scrubber: Scrubber,
+    step_id: str,
+) -> tuple[Any, LaunchError | None, list[str]]:
+    """One try under the contract's egress layer: the redacted, scrubbed
+    result (or the error) and the hosts contacted."""
+    policy = Policy.allow_hosts(
+        contract.hosts, owner="egress denied", limit="the trust contract hosts"
+    )
+    error: LaunchError | None = None
+    result: Any = None
+    try:
+        with active(policy):
+            raw = await services.invoker.invoke(call)
+        result = scrubber.data(redact(to_plain(raw), contract.redaction))
+    except Refused as exc:  # this contract's layer or a driver's inside it
+        error = LaunchError("egress_denied", str(exc), step=step_id)
+    except ActionFailed as exc:
+        error = LaunchError(exc.code, scrubber.text(str(exc)), transient=exc.transient)
+    except LaunchError as exc:
+        error = exc
+    except Exception as exc:  # the action's own failure, wrapped with its type
+        error = LaunchError("action.failed", scrubber.text(f"{type(exc).__name__}: {exc}"))
+    if policy.denied and (error is None or error.code != "egress_denied"):
+        # The action swallowed the refusal; the step still fails, naming the host.
+        error = LaunchError(
+            "egress_denied",
+            f"egress denied: a connection to {policy.denied[0].target} is outside the trust"
+            " contract hosts",
+            step=step_id,
         )
-        error: LaunchError | None = None
-        result: Any = None
-        try:
-            with active(policy):
-                raw = await services.invoker.invoke(call)
-            result = scrubber.data(redact(to_plain(raw), contract.redaction))
-        except Refused as exc:  # this contract's layer or a driver's inside it
-            error = LaunchError("egress_denied", str(exc), step=task.step_id)
-        except ActionFailed as exc:
-            error = LaunchError(exc.code, scrubber.text(str(exc)), transient=exc.transient)
-        except LaunchError as exc:
-            error = exc
-        except Exception as exc:  # the action's own failure, wrapped with its type
-            error = LaunchError("action.failed", scrubber.text(f"{type(exc).__name__}: {exc}"))
-        if policy.denied and (error is None or error.code != "egress_denied"):
-            # The action swallowed the refusal; the step still fails, naming the host.
-            error = LaunchError(
-                "egress_denied",
-                f"egress denied: a connection to {policy.denied[0].target} is outside the trust"
-                " contract hosts",
-                step=task.step_id,
-            )
-        audit.append(
-            _record(
-                task, contract, info, credential, call, policy.contacted, attempt, result, error
-            )
+    return result, error, list(policy.contacted)
+
+
+async def _call(
+    task: StepTask,
+    services: StepServices,
+    scrubber: Scrubber,
+    keep: Callable[[dict[str, Any]], None],
+) -> tuple[Any, int]:
+    contract = TrustContract.read(task.contract or {})
+    if contract is None:
+        raise LaunchError("action.no_contract", f"{task.step.get('actionRef')} has no contract")
+    connector, action = parse_ref(str(task.step.get("actionRef", "")))
+    info = services.invoker.describe(connector, action)
+    credential = bind_credential(contract, connector, services, scrubber)
+    call = action_call(task, contract, connector, action, credential)
+    attempts = max(task.settings.retry_attempts, 1) if contract.safe_to_retry else 1
+    for attempt in range(1, attempts + 1):
+        result, error, contacted = await guarded_call(
+            call, contract, services, scrubber, task.step_id
         )
+        keep(_record(task, contract, info, credential, call, contacted, attempt, result, error))
         if error is None:
             return result, attempt
-        if not (error.transient and contract.safe_to_retry and attempt < attempts):
+        if not (error.transient and attempt < attempts):
             raise error
         await asyncio.sleep(task.settings.retry_base_delay * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
-
-
-def _credential(
-    contract: TrustContract, connector: str, services: StepServices
-) -> Credential | None:
-    kind = contract.credential_kind
-    if kind in (None, "none"):
-        return None
-    return services.secrets.lookup(connector, kind, contract.identity_label)
 
 
 def _record(

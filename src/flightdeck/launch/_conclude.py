@@ -31,6 +31,7 @@ class RunResult:
     pending: list[str] = field(default_factory=list)
     journal: Path | None = None
     audit: str | None = None
+    probes: list[dict[str, Any]] = field(default_factory=list)  # --verify-credentials
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +45,7 @@ class RunResult:
             "pendingApproval": self.pending,
             "journal": str(self.journal) if self.journal else None,
             "audit": self.audit,
+            "credentialProbes": self.probes,
         }
 
 

@@ -4,9 +4,20 @@
 `<connector>` (searched in `<workspace>/.drivers/*/DRIVER.md`, then in each
 configured driver library folder) and its implemented tool `<action>`; the
 call goes through `flightdeck.drivers.call_tool`, which validates the TOOL's
-inputs and outputs. The credential bound by the trust contract is handed to
-the driver as the value of every secret its `auth.state.env` names. Drivers
-are registered where the step runs and cached per credential.
+inputs and outputs. Drivers are registered where the step runs and cached
+per credential.
+
+Credential placement for an in-process driver: the runtime grants nothing
+undeclared, so a driver registered here reads no secret from the process
+environment; its secrets are exactly the credential the trust contract bound.
+That value goes under `FLIGHTDECK_CREDENTIAL` when the driver declares that
+name in `auth.state.env` (templates use `${secrets.FLIGHTDECK_CREDENTIAL}`),
+otherwise under every name it declares (a single-secret driver needs no
+change). Every call's `context.credential` is `{kind, placement,
+identityLabel, reference, secret}` without the value, so a template can
+place it (`${context.credential.placement}`). A contract that binds a
+credential to a driver declaring no secret at all fails before the call
+(`credential.unplaceable`): the credential would silently go nowhere.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ from flightdeck.documents import DocumentKind, load_document
 from flightdeck.drivers import DriverCallError, DriverError, SdkDriver, call_tool, load_driver
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._invoker import ActionCall, ActionFailed, ActionInfo
+from flightdeck.launch._secrets import CREDENTIAL_SECRET
 
 _TRANSIENT = ("TimeoutError", "ConnectionError", "TransientError", "Timeout")
 
@@ -71,16 +83,26 @@ class DriverInvoker:
             manifest_version=f"{tool} via {driver}" if tool else driver,
         )
 
+    def implements(self, connector: str, action: str) -> bool:
+        """Whether the driver for `connector` binds a TOOL.md for `action`
+        (read from the DRIVER.md; nothing is imported)."""
+        path = self._index().get(connector)
+        if path is None:
+            return False
+        document = load_document(path, kind=DocumentKind.DRIVER).document
+        return _tool_version(path.parent, document.data if document else {}, action) is not None
+
     def _driver(self, connector: str, call: ActionCall) -> SdkDriver:
         fingerprint = hashlib.sha256((call.credential or "").encode()).hexdigest()
         key = (connector, fingerprint)
         if key not in self._drivers:
             path = self._path(connector)
             document = load_document(path, kind=DocumentKind.DRIVER).document
-            names = _secret_names(document.data if document else {})
-            secrets = {name: call.credential for name in names if call.credential is not None}
+            secrets = _placed(connector, _secret_names(document.data if document else {}), call)
             try:
-                self._drivers[key] = load_driver(path, workspace=self.workspace, secrets=secrets)
+                self._drivers[key] = load_driver(
+                    path, workspace=self.workspace, environ={}, secrets=secrets
+                )
             except DriverError as exc:
                 raise LaunchError(
                     "action.driver_refused", f"driver {connector} was refused: {exc.message}"
@@ -97,6 +119,7 @@ class DriverInvoker:
             "step_id": call.step_id,
             "identity": call.identity_label or "default",
             "idempotency_key": call.idempotency_key or "",
+            "credential": call.credential_context(),
         }
         try:
             result = await call_tool(tool, dict(call.args), driver=driver, context=context)
@@ -127,6 +150,25 @@ def _tool_version(folder: Path, data: dict[str, Any], action: str) -> str | None
         if tool is not None and tool.data.get("id") in wanted:
             return f"{tool.data.get('id')}@{tool.data.get('version')}"
     return None
+
+
+def _placed(connector: str, names: list[str], call: ActionCall) -> dict[str, str]:
+    """The driver's secrets: the bound credential under its documented name,
+    else under every declared name; nothing when the contract binds none."""
+    if call.credential is None:
+        return {}
+    if CREDENTIAL_SECRET in names:
+        return {CREDENTIAL_SECRET: call.credential}
+    if not names:
+        raise LaunchError(
+            "credential.unplaceable",
+            f"the contract binds a {call.credential_kind} credential"
+            f" ({call.credential_reference}) but driver {connector} declares no secret to"
+            " receive it",
+            hint=f"declare {CREDENTIAL_SECRET} under auth.state.env in its DRIVER.md and use"
+            f" ${{secrets.{CREDENTIAL_SECRET}}} where the SDK takes the credential",
+        )
+    return {name: call.credential for name in names}
 
 
 def _secret_names(data: dict[str, Any]) -> list[str]:

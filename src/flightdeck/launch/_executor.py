@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from flightdeck.launch._action import run_action
+from flightdeck.launch._action import TryRecorder, run_action
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._seam import run_seam
 from flightdeck.launch._services import StepServices
@@ -25,12 +25,16 @@ class Executor(Protocol):
     async def submit(self, task: StepTask) -> StepOutcome: ...
 
 
-async def execute_step(task: StepTask, services: StepServices) -> StepOutcome:
-    """Run one step of any kind. Never raises for a step's own failure."""
+async def execute_step(
+    task: StepTask, services: StepServices, record: TryRecorder | None = None
+) -> StepOutcome:
+    """Run one step of any kind. Never raises for a step's own failure. With
+    `record`, an action call writes each try's audit record as the try ends
+    (a worker passes its own sink); otherwise they come back in the outcome."""
     if task.kind == "transform":
         return run_transform(task, services)
     if task.kind == "action-call":
-        return await run_action(task, services)
+        return await run_action(task, services, record)
     if task.kind == "llm-seam":
         return await run_seam(task, services)
     if task.kind == "tool":
@@ -40,10 +44,13 @@ async def execute_step(task: StepTask, services: StepServices) -> StepOutcome:
 
 
 class LocalExecutor:
-    """Runs each step in this process, on the caller's event loop."""
+    """Runs each step in this process, on the caller's event loop. `record`
+    (the launch passes its audit router) receives each try's record as the
+    try ends."""
 
-    def __init__(self, services: StepServices) -> None:
+    def __init__(self, services: StepServices, record: TryRecorder | None = None) -> None:
         self.services = services
+        self.record = record
 
     async def submit(self, task: StepTask) -> StepOutcome:
-        return await execute_step(task, self.services)
+        return await execute_step(task, self.services, self.record)

@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._secrets import CREDENTIAL_SECRET
 
 
 @dataclass(frozen=True)
 class ActionCall:
-    """One call. `credential` is the secret value (never recorded);
-    `idempotency_key` is stable across resumes of one run."""
+    """One call. `credential` is the secret value (never recorded), bound
+    from the contract's `credential.kind`, `placement` and `identityLabel`
+    (`credential_reference` is its `secret://` reference, None when the
+    contract binds nothing); `idempotency_key` is stable across resumes."""
 
     connector: str
     action: str
@@ -37,10 +40,24 @@ class ActionCall:
     idempotency_key: str | None = None
     run_id: str = ""
     step_id: str = ""
+    credential_placement: str | None = None
+    credential_reference: str | None = None
 
     @property
     def ref(self) -> str:
         return f"aileron:{self.connector}.{self.action}"
+
+    def credential_context(self) -> dict[str, Any]:
+        """The value-free `context.credential` a driver sees (kind `none`:
+        nothing bound, no placement, no secret)."""
+        bound = self.credential is not None
+        return {
+            "kind": self.credential_kind or "none",
+            "placement": self.credential_placement,
+            "identityLabel": self.identity_label,
+            "reference": self.credential_reference,
+            "secret": CREDENTIAL_SECRET if bound else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,14 @@ class ActionInvoker(Protocol):
     async def invoke(self, call: ActionCall) -> Any: ...
 
 
+@runtime_checkable
+class ProbingInvoker(ActionInvoker, Protocol):
+    """An invoker that can say whether it implements an action without
+    calling it (what `--verify-credentials` needs to find a probe)."""
+
+    def implements(self, connector: str, action: str) -> bool: ...
+
+
 Handler = Callable[[ActionCall], Any | Awaitable[Any]]
 
 
@@ -87,6 +112,9 @@ class HandlerInvoker:
             )
         name = getattr(handler, "__qualname__", repr(handler))
         return ActionInfo(connector_hash=f"handler:{name}", manifest_version=self.version)
+
+    def implements(self, connector: str, action: str) -> bool:
+        return f"{connector}.{action}" in self.handlers
 
     async def invoke(self, call: ActionCall) -> Any:
         handler = self.handlers[f"{call.connector}.{call.action}"]

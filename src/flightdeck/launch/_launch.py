@@ -8,7 +8,9 @@ new run resolves its inputs once and records them (by value) in the journal
 and the launch audit record; a resumed run (`resume=RUN_ID`) re-verifies
 the same plan, reuses the recorded inputs and completed steps, and re-runs
 only what did not complete. `replay=RUN_ID` reuses another run's inputs and
-recorded llm-seam outputs.
+recorded llm-seam outputs. `verify_credentials=True` first runs every
+declared `trustContract.verification` probe (`_probe.py`) and refuses the
+launch when one fails.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from flightdeck.launch._events import EventSink, LaunchEvent, ignore
 from flightdeck.launch._executor import Executor, LocalExecutor
 from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
 from flightdeck.launch._journal import Journal, RunRow
+from flightdeck.launch._probe import ProbeResult, verify_credentials
 from flightdeck.launch._resume import in_doubt, memoised, replay_outputs
 from flightdeck.launch._scheduler import Scheduler
 from flightdeck.launch._services import StepServices
@@ -59,6 +62,7 @@ class LaunchOptions:
     input_prompt: Callable[[Input], str | None] | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     on_event: EventSink = ignore
+    verify_credentials: bool = False  # run trustContract.verification probes first
 
 
 @dataclass(frozen=True)
@@ -136,13 +140,16 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
             f" {verified.content_hash}",
         )
     _check_approvals(verified.plan, options.approvals)
-    executor = runtime.executor or LocalExecutor(runtime.services)
     router = AuditRouter(runtime.audit, runtime.audit_sinks)
+    executor = runtime.executor or LocalExecutor(runtime.services, record=router.write)
     replayed = _previous(runtime.journal, options.replay)
+    run_id = previous.run_id if previous is not None else new_run_id(options.clock)
+    probes: list[ProbeResult] = []
+    if options.verify_credentials:  # before anything runs, a source read included
+        probes = await _verify_credentials(verified.plan, runtime, router, run_id, options)
     if previous is not None:
-        run_id, resolved = previous.run_id, ResolvedInputs(previous.inputs, previous.launch_time)
+        resolved = ResolvedInputs(previous.inputs, previous.launch_time)
     else:
-        run_id = new_run_id(options.clock)
         resolved = await _resolve(verified.plan, options, run_id, executor, router, replayed)
     out_dir = options.out_dir or Path(
         (previous.options.get("outDir") if previous else None)
@@ -179,8 +186,22 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         router.write(run_id, "launch.finish", {"status": "interrupted"})
         raise
     result = conclude(verified, run_id, state, out_dir, runtime.journal, runtime.audit, router)
+    result.probes = [probe.to_dict() for probe in probes]
     options.on_event(LaunchEvent("run_finished", run_id, status=result.status))
     return result
+
+
+async def _verify_credentials(
+    plan: FlightPlan, runtime: Runtime, router: AuditRouter, run_id: str, options: LaunchOptions
+) -> list[ProbeResult]:
+    def emit(probe: ProbeResult) -> None:
+        detail = probe.to_dict()
+        options.on_event(
+            LaunchEvent("credential_probe", run_id, probe.action, probe.status, detail)
+        )
+
+    # A failed probe raises here: no run is created, its probe records stay audited.
+    return await verify_credentials(plan, runtime.services, router, run_id, emit)
 
 
 def _check_approvals(plan: FlightPlan, approvals: Approvals) -> None:

@@ -10,8 +10,10 @@ and label `l`:
    0600): key `"c/l"`, then `"c"`, under a `[secrets]` table.
 
 The binding reference recorded in audit is `secret://<c>[/<l>]`, never the
-value. Every value handed out is remembered by the run's `Scrubber`, which
-replaces it in anything written to the journal, audit, outputs or errors.
+value. A `Credential` also carries the contract's declared `kind`,
+`placement` and `identityLabel` (drivers see those, never the value, as
+`context.credential`). Every value handed out is remembered by the run's
+`Scrubber`, which replaces it in anything written to the journal, audit, outputs or errors.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from flightdeck.launch._errors import LaunchError
 
 SECRETS_FILE = "secrets.toml"
 REDACTED = "[REDACTED]"
+# The documented secret name an SDK driver receives the bound credential
+# under (`${secrets.FLIGHTDECK_CREDENTIAL}`, declared in `auth.state.env`).
+CREDENTIAL_SECRET = "FLIGHTDECK_CREDENTIAL"
 
 
 def _env_part(text: str) -> str:
@@ -43,6 +48,8 @@ class Credential:
     reference: str
     value: str = field(repr=False)
     kind: str
+    placement: str | None = None
+    identity_label: str | None = None
 
 
 class SecretStore:
@@ -51,9 +58,11 @@ class SecretStore:
         self.path = path if path is not None else config_dir() / SECRETS_FILE
         self._file: dict[str, str] | None = None
 
-    def lookup(self, connector: str, kind: str, label: str | None) -> Credential:
+    def lookup(
+        self, connector: str, kind: str, label: str | None, placement: str | None = None
+    ) -> Credential:
         """The credential for `connector` (and `label`), or `LaunchError
-        ("credential.missing")` naming where it was looked for."""
+        ("credential.missing")` naming the label and every place looked in."""
         reference = f"secret://{connector}" + (f"/{label}" if label else "")
         names = [f"FLIGHTDECK_SECRET_{_env_part(connector)}"]
         keys = [connector]
@@ -62,14 +71,20 @@ class SecretStore:
             keys.insert(0, f"{connector}/{label}")
         for name in names:
             if self._env.get(name):
-                return Credential(reference, self._env[name], kind)
+                return Credential(reference, self._env[name], kind, placement, label)
         stored = self._read_file()
         for key in keys:
             if stored.get(key):
-                return Credential(reference, stored[key], kind)
+                return Credential(reference, stored[key], kind, placement, label)
+        who = f"identity label {label!r}" if label else "no identity label"
+        looked = ", ".join(f"${name}" for name in names)
+        looked += (
+            " and " + ", ".join(repr(key) for key in keys) + f" under [secrets] in {self.path}"
+        )
         raise LaunchError(
             "credential.missing",
-            f"no {kind} credential for {reference}",
+            f"no {kind} credential for connector {connector} ({who}, {reference}); looked in"
+            f" {looked}",
             hint=f"set {names[0]} or add {keys[0]!r} under [secrets] in {self.path} (mode 0600)",
         )
 

@@ -4,6 +4,8 @@ Configuration (`flightdeck.toml` in the workspace, or the user config):
 
     [launch]
     driver_libraries = ["~/drivers"]     # searched after <workspace>/.drivers
+    max_tries = 3                        # tries of a safeToRetry call (integer >= 1)
+    backoff_seconds = 0.2                # first retry delay, doubled each try (>= 0)
     [llm]
     provider = "openai"                  # or anthropic; env FLIGHTDECK_LLM_PROVIDER
     model = "llama3.1"
@@ -14,6 +16,7 @@ Configuration (`flightdeck.toml` in the workspace, or the user config):
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +47,46 @@ def configured_settings(workspace: Path, **overrides: Any) -> StepSettings:
         "llm_provider": config.get("llm.provider"),
         "llm_model": config.get("llm.model"),
         "llm_base_url": config.get("llm.base_url"),
+        **_retry_settings(config),
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return StepSettings(**values)
+
+
+# An upper bound keeps a typo (max_tries = 1000) from hammering an upstream.
+MAX_TRIES_LIMIT = 100
+
+
+def _retry_settings(config: Any) -> dict[str, Any]:
+    """`[launch] max_tries` / `backoff_seconds`, validated (`config.invalid`
+    naming the key and the file it was read from)."""
+    out: dict[str, Any] = {}
+    tries = config.get("launch.max_tries")
+    if tries is not None:
+        if (
+            isinstance(tries, bool)
+            or not isinstance(tries, int)
+            or not 1 <= tries <= MAX_TRIES_LIMIT
+        ):
+            _invalid(config, "max_tries", f"an integer from 1 to {MAX_TRIES_LIMIT}", tries)
+        out["retry_attempts"] = tries
+    backoff = config.get("launch.backoff_seconds")
+    if backoff is not None:
+        number = isinstance(backoff, (int, float)) and not isinstance(backoff, bool)
+        if not number or not math.isfinite(backoff) or not 0 <= backoff <= 3600:
+            _invalid(config, "backoff_seconds", "a number of seconds from 0 to 3600", backoff)
+        out["retry_base_delay"] = float(backoff)
+    return out
+
+
+def _invalid(config: Any, key: str, wanted: str, got: Any) -> None:
+    where = ", ".join(str(path) for path in config.sources) or "the configuration"
+    raise LaunchError(
+        "config.invalid",
+        f"[launch] {key} must be {wanted}, got {got!r} (in {where})",
+        hint=f"fix or remove [launch] {key}; the default is "
+        + ("3" if key == "max_tries" else "0.2"),
+    )
 
 
 def configured_runtime(workspace: Path) -> Runtime:
