@@ -204,6 +204,28 @@ def test_interpreter_roots_cover_the_prefixes_and_sys_path_but_not_the_cwd(
     assert bare.writable == () and bare.readable == ()
 
 
+def test_an_interpreter_root_holding_the_scope_is_not_granted(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script run from the temp directory puts it on sys.path: siblings stay closed."""
+    monkeypatch.setattr(sys, "path", [str(root.parent), *sys.path])
+    with active(confined(root)):
+        refused((outside / "secret.txt").read_text)
+    with active(confined(outside / "..", ro=(outside,))):
+        assert (outside / "secret.txt").read_text() == "s3cret"  # callers' roots are kept
+
+
+def test_recording_layers_see_the_new_writes_but_not_listings(root: Path) -> None:
+    with active(Policy.watch()) as watch:
+        os.chmod(root / "in.txt", 0o600)
+        os.symlink(root / "in.txt", root / "link")
+        os.listdir(root)
+    assert [e.detail for e in watch.observed] == [
+        f"os.chmod {root / 'in.txt'}",
+        f"os.symlink {root / 'in.txt'} -> {root / 'link'}",
+    ]
+
+
 def test_bytecode_is_judged_by_scopes_only(root: Path, outside: Path) -> None:
     pyc = outside / "__pycache__" / "m.cpython-311.pyc"
     pyc.parent.mkdir()

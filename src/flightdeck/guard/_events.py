@@ -206,6 +206,8 @@ def _fs_event(event: str, args: tuple[Any, ...]) -> Event | None:
         return None
     raw = _path(args[0]) if args else None
     shown = raw if raw is not None else "."
+    if event in ("os.symlink", "os.link") and len(args) > 1:
+        shown = f"{shown} -> {_path(args[1])}"  # the second path is the one written
     path = raw if event in _FS_EVENTS else files[0].path
     if raw is not None and _is_bytecode(raw):
         return Event("bytecode", f"{event} {shown}", path=path, files=files)

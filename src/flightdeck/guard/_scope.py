@@ -61,13 +61,19 @@ class FileScope:
     def of(
         cls, roots_rw: Iterable[StrPath], roots_ro: Iterable[StrPath] = (), *, interpreter: bool
     ) -> FileScope:
-        """A scope over `roots_rw` and `roots_ro` (plus `interpreter_roots()` and
-        `os.devnull`, which discards writes, when `interpreter`)."""
+        """A scope over `roots_rw` and `roots_ro`; with `interpreter`, plus
+        `os.devnull` (it discards writes) and the `interpreter_roots()` that do
+        not contain a read-write root."""
         writable = [_real(r) for r in roots_rw]
         readable = [_real(r) for r in roots_ro]
         if interpreter:
+            # An interpreter root holding a writable root is left out: a script run
+            # from /tmp puts /tmp on sys.path, which would open every scratch root.
+            mine = tuple(writable)
+            readable.extend(
+                r for r in interpreter_roots() if not any(_within(w, (r,)) for w in mine)
+            )
             writable.append(_real(os.devnull))
-            readable.extend(interpreter_roots())
         return cls(tuple(dict.fromkeys(writable)), tuple(dict.fromkeys(readable)))
 
     def permits(self, access: FileAccess) -> bool:
