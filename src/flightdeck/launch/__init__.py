@@ -9,7 +9,11 @@ through an `Executor` (`LocalExecutor` by default) with the trust contract
 enforced around every action call, materializes the declared outputs, and
 journals and audits everything. Errors are `LaunchError` values with a code.
 
-The trust contract's hosts are enforced by `flightdeck.guard`; `EgressDenied`,
+The bound credential reaches an SDK driver as
+`${secrets.FLIGHTDECK_CREDENTIAL}` with `context.credential = {kind,
+placement, identityLabel, reference, secret}`;
+`LaunchOptions(verify_credentials=True)` runs each contract's verification
+probe first (`ProbeResult`). The trust contract's hosts are enforced by `flightdeck.guard`; `EgressDenied`,
 `EgressPolicy` and `guard` are that package's `Refused`, `Policy` and `active`.
 """
 
@@ -30,10 +34,12 @@ from flightdeck.launch._invoker import (
     ActionInfo,
     ActionInvoker,
     HandlerInvoker,
+    ProbingInvoker,
 )
 from flightdeck.launch._journal import Journal, RunRow, StepRow
 from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
 from flightdeck.launch._paths import rewrite, select
+from flightdeck.launch._probe import ProbeResult
 from flightdeck.launch._redact import redact
 from flightdeck.launch._report import run_list, run_report
 from flightdeck.launch._sandbox import bwrap_path
@@ -66,6 +72,8 @@ __all__ = [
     "LaunchEvent",
     "LaunchOptions",
     "LocalExecutor",
+    "ProbeResult",
+    "ProbingInvoker",
     "ResolvedInputs",
     "RunResult",
     "RunRow",
