@@ -13,8 +13,9 @@ The bound credential reaches an SDK driver as
 `${secrets.FLIGHTDECK_CREDENTIAL}` with `context.credential = {kind,
 placement, identityLabel, reference, secret}`;
 `LaunchOptions(verify_credentials=True)` runs each contract's verification
-probe first (`ProbeResult`). The trust contract's hosts are enforced by `flightdeck.guard`; `EgressDenied`,
-`EgressPolicy` and `guard` are that package's `Refused`, `Policy` and `active`.
+probe first (`ProbeResult`). The trust contract's hosts are enforced by
+`flightdeck.guard`; `EgressDenied`, `EgressPolicy` and `guard` are that
+package's `Refused`, `Policy` and `active`.
 """
 
 from flightdeck.guard import Policy as EgressPolicy
