@@ -38,7 +38,7 @@ step "verify metrics-digest@1.0.0"
 
 step "launch metrics-digest@1.0.0"
 "$FD" launch metrics-digest@1.0.0 --workspace "$PLAN" --approve file_issue \
-  --out-dir "$DEMO/out"
+  --verify-credentials --out-dir "$DEMO/out"
 
 step "outputs"
 for file in "$DEMO"/out/*; do

@@ -30,12 +30,23 @@ def create_issue(title: str, body: str, token: str, idempotency_key: str = "") -
             ).fetchone()
             if row is not None:
                 return _issue(row[0], row[1], idempotency_key, created=False)
-        reporter = "token-" + hashlib.sha256(token.encode()).hexdigest()[:8]
+        reporter = _reporter(token)
         cursor = db.execute(
             "INSERT INTO issues (key, title, body, reporter) VALUES (?, ?, ?, ?)",
             (idempotency_key or None, title, body, reporter),
         )
         return _issue(int(cursor.lastrowid or 0), title, idempotency_key, created=True)
+
+
+def whoami(token: str) -> dict[str, object]:
+    """The credential probe: accepts any non-empty token, files nothing."""
+    if not token:
+        return {"ok": False}
+    return {"ok": True, "reporter": _reporter(token)}
+
+
+def _reporter(token: str) -> str:
+    return "token-" + hashlib.sha256(token.encode()).hexdigest()[:8]
 
 
 def _issue(number: int, title: str, key: str, *, created: bool) -> dict[str, object]:
