@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,32 +178,45 @@ class SdkDriver:
         exc.message = self.redact(exc.message)
         return exc
 
-    async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
-        """Template, call, extract (the host validated the input; see `call_tool`)."""
-        sdk = self.bindings[tool_id]
-        if sdk.binding.streaming:
-            chunks = [c async for c in self.invoke_stream(tool_id, input, context)]
-            return "".join(chunks) if all(isinstance(c, str) for c in chunks) else chunks
+    def _prepare(
+        self, sdk: SdkBinding, input: Any, context: Mapping[str, Any]
+    ) -> tuple[list[Any], dict[str, Any], Callable[..., Any], Policy]:
+        """Arguments from the template, the function (or bound method) to call,
+        and the guard layer of this call."""
         try:
             args, kwargs = sdk.arguments(self._scope(input, context))
         except DriverError as exc:
             raise self._redacted(exc) from None
-        function = self._function(sdk, context)
-        state = self._egress_policy()
+        return args, kwargs, self._function(sdk, context), self._egress_policy()
+
+    @contextmanager
+    def _guarded(self, state: Policy, sdk: SdkBinding) -> Iterator[None]:
+        """Run the package's code under the call's guard layer; its exceptions
+        become `driver_call_failed`, a swallowed refusal `egress_denied`."""
         token = enter(state)
         try:
-            if sdk.is_async:
-                result = await function(*args, **kwargs)
-            else:  # to_thread copies the context: the guard follows the call
-                result = await asyncio.to_thread(function, *args, **kwargs)
-                if inspect.isawaitable(result):
-                    result = await result
+            yield
         except Exception as exc:
             raise self._failed(exc, sdk, state) from None
         finally:
             leave(token)
         if state.denied:  # the package swallowed the refusal
             raise self._denied(state, sdk)
+
+    async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
+        """Template, call, extract (the host validated the input; see `call_tool`)."""
+        sdk = self.bindings[tool_id]
+        if sdk.binding.streaming:
+            chunks = [c async for c in self.invoke_stream(tool_id, input, context)]
+            return "".join(chunks) if all(isinstance(c, str) for c in chunks) else chunks
+        args, kwargs, function, state = self._prepare(sdk, input, context)
+        with self._guarded(state, sdk):
+            if sdk.is_async:
+                result = await function(*args, **kwargs)
+            else:  # to_thread copies the context: the guard follows the call
+                result = await asyncio.to_thread(function, *args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
         return self._finish(result, sdk)
 
     def invoke_sync(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
@@ -211,21 +225,9 @@ class SdkDriver:
         sdk = self.bindings[tool_id]
         if sdk.is_async or sdk.binding.streaming:
             return asyncio.run(self.invoke(tool_id, input, context))
-        try:
-            args, kwargs = sdk.arguments(self._scope(input, context))
-        except DriverError as exc:
-            raise self._redacted(exc) from None
-        function = self._function(sdk, context)
-        state = self._egress_policy()
-        token = enter(state)
-        try:
+        args, kwargs, function, state = self._prepare(sdk, input, context)
+        with self._guarded(state, sdk):
             result = function(*args, **kwargs)
-        except Exception as exc:
-            raise self._failed(exc, sdk, state) from None
-        finally:
-            leave(token)
-        if state.denied:
-            raise self._denied(state, sdk)
         return self._finish(result, sdk)
 
     async def invoke_stream(
@@ -236,23 +238,11 @@ class SdkDriver:
         stream where no chunk matched is `extract_no_match`. The package's generator is
         closed however this ends."""
         sdk = self.bindings[tool_id]
-        try:
-            args, kwargs = sdk.arguments(self._scope(input, context))
-        except DriverError as exc:
-            raise self._redacted(exc) from None
-        function = self._function(sdk, context)
-        state = self._egress_policy()
-        token = enter(state)
-        try:
+        args, kwargs, function, state = self._prepare(sdk, input, context)
+        with self._guarded(state, sdk):
             produced = function(*args, **kwargs)
             if inspect.isawaitable(produced):
                 produced = await produced
-        except Exception as exc:
-            raise self._failed(exc, sdk, state) from None
-        finally:
-            leave(token)
-        if state.denied:
-            raise self._denied(state, sdk)
         if not hasattr(produced, "__aiter__"):
             yield self._finish(produced, sdk)
             return
