@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 
@@ -17,3 +19,20 @@ def utf8_text(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     except UnicodeEncodeError:
         raise click.BadParameter(f"{value!r} is not valid UTF-8 text") from None
     return value
+
+
+# Options shared by the commands that resolve action refs (validate, inspect).
+library_option = click.option(
+    "--library",
+    "libraries",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="An action library to resolve refs against (repeatable).",
+)
+workspace_option = click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Resolve refs against this workspace (default: each file's nearest workspace).",
+)
+strict_option = click.option("--strict", is_flag=True, help="Treat trust downgrades as errors.")
+format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from flightdeck.cli._params import format_option, library_option, strict_option, workspace_option
 from flightdeck.cli._render import format_diagnostic
 from flightdeck.config import find_workspace
 from flightdeck.tools import InspectReport, inspect_manifest
@@ -40,20 +41,10 @@ def _render(report: InspectReport) -> None:
 
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--library",
-    "libraries",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="An action library to resolve refs against (repeatable).",
-)
-@click.option(
-    "--workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Resolve refs against this workspace (default: the file's nearest workspace).",
-)
-@click.option("--strict", is_flag=True, help="Treat trust downgrades as errors.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@library_option
+@workspace_option
+@strict_option
+@format_option
 def inspect(
     path: Path, libraries: tuple[Path, ...], workspace: Path | None, strict: bool, fmt: str
 ) -> None:

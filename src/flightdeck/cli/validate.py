@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from flightdeck.cli._params import format_option, library_option, strict_option, workspace_option
 from flightdeck.cli._render import print_diagnostics_by_file, summary_line
 from flightdeck.documents import Diagnostic, DocumentKind, Limits, Severity
 from flightdeck.validation import FileReport, ValidateOptions, ValidationReport, validate_paths
@@ -32,20 +33,10 @@ def _progress_printer() -> Callable[[int, Path], None] | None:
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--as", "as_kind", type=click.Choice(_KINDS), help="Treat every file as this kind.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-@click.option("--strict", is_flag=True, help="Treat trust downgrades as errors.")
-@click.option(
-    "--library",
-    "libraries",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="An action library to resolve refs against (repeatable).",
-)
-@click.option(
-    "--workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Resolve refs against this workspace (default: each file's nearest workspace).",
-)
+@format_option
+@strict_option
+@library_option
+@workspace_option
 @click.option("-v", "--verbose", is_flag=True, help="Also print info notes (e.g. orphan tools).")
 @click.option(
     "--max-bytes", type=click.IntRange(min=1), default=Limits.max_bytes, show_default=True
