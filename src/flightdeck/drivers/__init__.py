@@ -7,7 +7,8 @@
 
 Errors: `DriverRegistrationError` (`DriverNotRunnable`) at registration and
 `DriverCallError` per call, each with a stable `code` (see `_errors.py`).
-`check_document` is the hook `flightdeck validate` calls for DRIVER documents.
+`check_document` is the hook `flightdeck validate` calls for DRIVER documents;
+`inspect_driver` is the view `flightdeck inspect` prints (manifests only).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from flightdeck.drivers._errors import (
     DriverNotRunnable,
     DriverRegistrationError,
 )
+from flightdeck.drivers._inspect import DriverEntryView, DriverInspectReport, inspect_driver
 from flightdeck.drivers._register import define_driver, defineDriver, load_driver
 from flightdeck.drivers._resolve import (
     Candidate,
@@ -44,7 +46,9 @@ __all__ = [
     "Driver",
     "DriverCallError",
     "DriverChoice",
+    "DriverEntryView",
     "DriverError",
+    "DriverInspectReport",
     "DriverNotRunnable",
     "DriverRegistrationError",
     "FunctionDriver",
@@ -57,6 +61,7 @@ __all__ = [
     "defineDriver",
     "define_driver",
     "discover_drivers",
+    "inspect_driver",
     "load_driver",
     "resolve_driver",
     "select_driver",

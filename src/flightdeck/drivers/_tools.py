@@ -9,7 +9,7 @@ that action with `flightdeck.actions.check_narrowing`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,10 @@ def binding_problems(
 
 
 def load_bound_tool(
-    spec: EntrySpec, driver_dir: Path | None, workspace: Path | None
+    spec: EntrySpec,
+    driver_dir: Path | None,
+    workspace: Path | None,
+    libraries: Sequence[str | Path] = (),
 ) -> tuple[ToolHandle | None, list[Diagnostic]]:
     where = pointer_join(spec.pointer, "tool")
     file = find_tool_file(spec.tool, driver_dir, workspace)
@@ -122,9 +125,9 @@ def load_bound_tool(
     try:
         # The bound TOOL's action may live in a library on the workspace's
         # search path (FLIGHTDECK_LIBRARY_PATH, [library] paths), not only
-        # in its .actions/.
-        libraries = library_search_path(workspace=workspace)
-        return load_tool(file, workspace=workspace, libraries=libraries), []
+        # in its .actions/; `libraries` are searched first (--library).
+        search = library_search_path(libraries, workspace=workspace)
+        return load_tool(file, workspace=workspace, libraries=search), []
     except ToolDefinitionError as exc:
         first = exc.diagnostics[0] if exc.diagnostics else None
         detail = f"{first.location}: {first.code}: {first.message}" if first else "invalid"
