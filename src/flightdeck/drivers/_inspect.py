@@ -154,7 +154,12 @@ def _entry_view(
     spec: EntrySpec, entry: Mapping[str, Any], tool: ToolHandle
 ) -> tuple[DriverEntryView, list[Diagnostic]]:
     result = check_narrowing(implementor_view(entry), _floor(tool))
-    problems = [replace(d, pointer=spec.pointer + d.pointer) for d in result.violations]
+    # The floor is the tool's view, not the bare action: say so, as messages say "action".
+    floor = f"the floor is tool {tool.id}'s merged view (its action as the tool narrowed it)"
+    problems = [
+        replace(d, pointer=spec.pointer + d.pointer, hint=d.hint or floor)
+        for d in result.violations
+    ]
     action = None
     if tool.action is not None:
         src = tool.action.source
