@@ -35,6 +35,7 @@ from flightdeck.actions._load import load_action
 from flightdeck.actions._lock import LOCK_FILE, Lock, LockEntry
 from flightdeck.actions._mutates import covers
 from flightdeck.actions._narrowing import (
+    SAFETY_FIELDS,
     VIOLATION_CODES,
     MergedView,
     NarrowingResult,
@@ -47,6 +48,7 @@ __all__ = [
     "APPROVAL_RANKS",
     "ENV_VAR",
     "LOCK_FILE",
+    "SAFETY_FIELDS",
     "TRUST_DOWNGRADE",
     "UNRESOLVABLE",
     "VIOLATION_CODES",

@@ -21,7 +21,7 @@ from typing import Any
 from flightdeck.actions._errors import ActionDefinitionError, ActionRefError
 from flightdeck.actions._library import library_search_path
 from flightdeck.actions._lock import LOCK_FILE, Lock
-from flightdeck.actions._narrowing import NarrowingResult, check_narrowing
+from flightdeck.actions._narrowing import SAFETY_FIELDS, NarrowingResult, check_narrowing
 from flightdeck.actions._resolve import ActionResolver, Resolution
 from flightdeck.documents import (
     Diagnostic,
@@ -34,16 +34,7 @@ from flightdeck.documents import (
 )
 
 _WORKSPACE_MARKERS = ("flightdeck.toml", LOCK_FILE, "WORKSPACE.md")
-VIEW_FIELDS = (
-    "description",
-    "mutates",
-    "risk_level",
-    "approval",
-    "requires",
-    "fires_events",
-    "category",
-    "target_kind",
-)
+VIEW_FIELDS = ("description", *SAFETY_FIELDS)
 
 
 @dataclass

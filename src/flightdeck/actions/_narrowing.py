@@ -35,6 +35,19 @@ _ALIASES = {"riskLevel": "risk_level", "firesEvents": "fires_events", "targetKin
 
 ACTION, IMPLEMENTOR, BOTH, DEFAULT = "action", "implementor", "action+implementor", "default"
 
+# The safety fields of a merged view, in display order: what an action floors
+# and an implementor may only narrow. Inspect views and implementor checks
+# read this one list.
+SAFETY_FIELDS = (
+    "mutates",
+    "risk_level",
+    "approval",
+    "requires",
+    "fires_events",
+    "category",
+    "target_kind",
+)
+
 
 @dataclass(frozen=True)
 class MergedView:

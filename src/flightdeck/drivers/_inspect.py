@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.actions import (
+    SAFETY_FIELDS,
     ActionHandle,
     MergedView,
     check_narrowing,
@@ -28,15 +29,6 @@ from flightdeck.drivers._register import infer_workspace
 from flightdeck.drivers._tools import load_bound_tool
 from flightdeck.tools import ToolHandle
 
-VIEW_ORDER = (
-    "mutates",
-    "risk_level",
-    "approval",
-    "requires",
-    "fires_events",
-    "category",
-    "target_kind",
-)
 # The tool's own origins, renamed for a view one level further down.
 _TOOL_ORIGIN = {"implementor": "tool", "action+implementor": "action+tool"}
 
@@ -172,7 +164,7 @@ def _entry_view(
     origins: dict[str, str] = {}
     if result.merged is not None:
         merged = result.merged.to_dict()
-        for name in VIEW_ORDER:
+        for name in SAFETY_FIELDS:
             fields[name] = merged[name]
             origins[name] = _origin(
                 result.merged.origins.get(name, ""), tool.view.origins.get(name, "default")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.actions import (
+    SAFETY_FIELDS,
     ActionDefinitionError,
     ActionResolver,
     library_search_path,
@@ -22,16 +23,6 @@ from flightdeck.actions import (
 from flightdeck.config import ConfigError, load_config
 from flightdeck.documents import Diagnostic, DocumentKind, load_document
 from flightdeck.tools._define import ToolDefinitionError, load_tool
-
-VIEW_ORDER = (
-    "mutates",
-    "risk_level",
-    "approval",
-    "requires",
-    "fires_events",
-    "category",
-    "target_kind",
-)
 
 
 @dataclass(frozen=True)
@@ -72,9 +63,9 @@ def _action_report(path: Path) -> InspectReport:
     loaded = load_document(file, kind=DocumentKind.ACTION)
     declared = set(loaded.document.data) if loaded.document else set()
     values = action.to_dict()
-    fields = {name: values[name] for name in VIEW_ORDER}
+    fields = {name: values[name] for name in SAFETY_FIELDS}
     origins = {}
-    for name in VIEW_ORDER:
+    for name in SAFETY_FIELDS:
         if name in declared:
             origins[name] = "declared"
         elif name in ("target_kind",) and ":" in action.id:
@@ -103,8 +94,8 @@ def _tool_report(path: Path, resolver: ActionResolver) -> InspectReport:
         "tool",
         str(file),
         tool.id,
-        {name: view[name] for name in VIEW_ORDER},
-        {name: tool.view.origins[name] for name in VIEW_ORDER},
+        {name: view[name] for name in SAFETY_FIELDS},
+        {name: tool.view.origins[name] for name in SAFETY_FIELDS},
         implements,
     )
 
