@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any, NoReturn, Protocol
 
 import click
 
@@ -46,3 +48,21 @@ def summary_line(summary: dict[str, int]) -> str:
     if invalid:
         return click.style(f"✗ {invalid} of {files} file(s) invalid: {detail}", fg="red", bold=True)
     return click.style(f"✓ {files} file(s) valid: {detail}", fg="green", bold=True)
+
+
+class Reportable(Protocol):
+    """A typed library error: `describe()` for people, `to_dict()` for JSON."""
+
+    def describe(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def fail(error: Reportable, fmt: str, status: int = 1) -> NoReturn:
+    """Print a library error the way every command does (`error: ... [code]`
+    on stderr, or `{"ok": false, "error": {...}}` on stdout) and exit."""
+    if fmt == "json":
+        click.echo(json.dumps({"ok": False, "error": error.to_dict()}, indent=2))
+    else:
+        click.echo(error.describe(), err=True)
+    raise SystemExit(status)

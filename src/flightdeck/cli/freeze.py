@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from flightdeck.cli._render import fail
 from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
 
 
@@ -51,11 +52,7 @@ def freeze(
             path, signing_key=signing_key, publisher=publisher, version=version, resolver=resolver
         )
     except FlightPlanError as exc:
-        if fmt == "json":
-            click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, indent=2))
-        else:
-            click.echo(exc.describe(), err=True)
-        raise SystemExit(1) from None
+        fail(exc, fmt)
     finally:
         resolver.close()
     if fmt == "json":

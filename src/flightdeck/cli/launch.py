@@ -15,6 +15,7 @@ import click
 
 from flightdeck.audit import AuditStoreError
 from flightdeck.cli._params import utf8_text
+from flightdeck.cli._render import fail
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
     Approvals,
@@ -248,8 +249,7 @@ def launch(
         # interpreter open until it returns; the journal is already committed.
         os._exit(130)
     except (LaunchError, AuditStoreError) as exc:
-        _fail(exc, fmt)
-        return
+        fail(exc, fmt, EXIT_FAILED)
     _report(result, fmt)
 
 
@@ -277,14 +277,6 @@ def _ensure_out_dir(out_dir: Path) -> None:
         reason = exc.strerror or str(exc)
         message = f"cannot create {out_dir}: {reason}"
         raise click.BadParameter(message, param_hint="'--out-dir'") from None
-
-
-def _fail(exc: LaunchError | AuditStoreError, fmt: str) -> None:
-    if fmt == "json":
-        click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, indent=2))
-    else:
-        click.echo(exc.describe(), err=True)
-    raise SystemExit(EXIT_FAILED)
 
 
 def _report(result: RunResult, fmt: str) -> None:

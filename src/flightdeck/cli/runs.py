@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, NoReturn
 
 import click
 
 from flightdeck.audit import AuditStoreError, default_sink
 from flightdeck.cli._params import utf8_text
+from flightdeck.cli._render import fail
 from flightdeck.launch import Journal, LaunchError, run_list, run_report
 
 
@@ -24,14 +24,6 @@ def runs() -> None:
     """
 
 
-def _fail(text: str, error: dict[str, Any], fmt: str) -> NoReturn:
-    if fmt == "json":
-        click.echo(json.dumps({"ok": False, "error": error}, indent=2))
-    else:
-        click.echo(text, err=True)
-    raise SystemExit(1)
-
-
 @runs.command("list")
 @click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
@@ -40,7 +32,7 @@ def list_runs(limit: int, fmt: str) -> None:
     try:
         rows = run_list(Journal(), limit)
     except LaunchError as exc:
-        _fail(exc.describe(), exc.to_dict(), fmt)
+        fail(exc, fmt)
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
@@ -58,7 +50,7 @@ def show_run(run_id: str, fmt: str) -> None:
     try:
         report = run_report(run_id, Journal(), default_sink())
     except (LaunchError, AuditStoreError) as exc:
-        _fail(exc.describe(), exc.to_dict(), fmt)
+        fail(exc, fmt)
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
         return

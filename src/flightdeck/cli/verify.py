@@ -6,6 +6,7 @@ import json
 
 import click
 
+from flightdeck.cli._render import fail
 from flightdeck.flightplan import FlightPlanError, verify_plan
 
 
@@ -28,11 +29,7 @@ def verify(target: str, fmt: str) -> None:
     try:
         verified = verify_plan(target)
     except FlightPlanError as exc:
-        if fmt == "json":
-            click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, indent=2))
-        else:
-            click.echo(exc.describe(), err=True)
-        raise SystemExit(1) from None
+        fail(exc, fmt)
     if fmt == "json":
         click.echo(json.dumps(verified.to_dict(), indent=2))
         return
