@@ -41,16 +41,15 @@ def _python_grep(
 ) -> list[str]:
     name_filter = glob_regex(glob) if glob else None
     out: list[str] = []
-    for path in walk_files(base, ws.root, hidden=False):
+    for found in walk_files(base, ws.root, hidden=False):
+        path = found.path
         if name_filter and not name_filter.match(
             path.name if "/" not in (glob or "") else path.relative_to(base).as_posix()
         ):
             continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if looks_binary(data):
+        # As ripgrep does without --follow: links are not searched.
+        data = found.read()
+        if data is None or looks_binary(data):
             continue
         lines = data.decode("utf-8", errors="replace").splitlines()
         hits = [i for i, line in enumerate(lines) if regex.search(line)]
