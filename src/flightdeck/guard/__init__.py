@@ -50,16 +50,23 @@ list; the innermost refusing layer's `Refused` (a `PermissionError`) is raised,
 worded "{owner}: {event} is outside {limit}". Recording layers keep events
 whatever the verdict. Hosts contacted and addresses learned are noted only
 for allowed events.
+
+Real isolation is bubblewrap's: `bwrap_path()` finds one that works here,
+for the launch layer's tool steps and the agent's Bash alike.
 """
 
 from __future__ import annotations
 
+from flightdeck.guard._bwrap import SAFE_PATH, SYSTEM_DIRS, USR_LINKS, bwrap_path
 from flightdeck.guard._events import Event, FileAccess
 from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
 from flightdeck.guard._policy import Policy, Refused, host_matches
 from flightdeck.guard._scope import FileScope, interpreter_roots
 
 __all__ = [
+    "SAFE_PATH",
+    "SYSTEM_DIRS",
+    "USR_LINKS",
     "Event",
     "FileAccess",
     "FileScope",
@@ -67,6 +74,7 @@ __all__ = [
     "Policy",
     "Refused",
     "active",
+    "bwrap_path",
     "enter",
     "host_matches",
     "install",

@@ -10,33 +10,12 @@ whose Unix socket is bound into the sandbox.
 
 from __future__ import annotations
 
-import functools
-import shutil
-import subprocess
 from pathlib import Path
 
-_SYSTEM_DIRS = ("/usr", "/etc", "/opt")
-_LINKS = (("usr/bin", "/bin"), ("usr/sbin", "/sbin"), ("usr/lib", "/lib"), ("usr/lib64", "/lib64"))
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+from flightdeck.guard import SAFE_PATH, SYSTEM_DIRS, USR_LINKS, bwrap_path
 
-
-@functools.cache
-def bwrap_path() -> str | None:
-    """The bubblewrap binary, when present and able to create a sandbox here
-    (unprivileged user namespaces can be disabled on a host)."""
-    found = shutil.which("bwrap")
-    if found is None:
-        return None
-    try:
-        probe = subprocess.run(
-            [found, "--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return found if probe.returncode == 0 else None
+_SYSTEM_DIRS = SYSTEM_DIRS
+_LINKS = USR_LINKS
 
 
 def bwrap_argv(
@@ -67,3 +46,6 @@ def bwrap_argv(
     for key, value in {"PATH": SAFE_PATH, "HOME": "/tmp", **env}.items():
         argv += ["--setenv", key, value]
     return [*argv, "--", *command]
+
+
+__all__ = ["SAFE_PATH", "bwrap_argv", "bwrap_path"]

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from flightdeck.agent.tools._sandbox import SandboxSettings
+
 Category = Literal["info", "edit", "exec", "mcp"]
 OutputType = Literal["text", "diff", "image"]
 
@@ -36,6 +38,8 @@ class Workspace:
     root: Path
     # resolved path -> (mtime_ns, size) when the file was last read or written
     seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    # how Bash (and ripgrep) are confined: `[agent.sandbox]`
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()

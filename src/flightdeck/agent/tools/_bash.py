@@ -1,7 +1,10 @@
-"""Bash: run a shell command in the workspace, in its own process group.
+"""Bash: run a shell command in the workspace, in its own process group,
+inside the sandbox (`_sandbox.py`) when bubblewrap works here.
 
 The whole group is killed on timeout and when the call is cancelled (the
-client sent `stop`), so children started by the command do not linger.
+client sent `stop`), so children started by the command do not linger. In
+the sandbox the command is also in its own PID namespace, which the kernel
+empties when bubblewrap dies (`--die-with-parent`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from flightdeck.agent.tools._base import (
     arg_str,
     truncate,
 )
+from flightdeck.agent.tools._sandbox import command_env, sandbox_argv
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -31,6 +35,35 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         await proc.wait()
+
+
+def _confined(ws: Workspace, command: str) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment to run `command` with, per `[agent.sandbox]`."""
+    settings = ws.sandbox
+    shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    bwrap = settings.bwrap()
+    env = command_env(settings, os.environ, sandboxed=bwrap is not None)
+    if bwrap is None:
+        if settings.mode == "required":
+            raise ToolFailure(
+                "Bash is refused: the configuration requires a sandbox "
+                "([agent.sandbox] mode = required) and bubblewrap is not available here"
+            )
+        if settings.network != "allow":
+            raise ToolFailure(
+                "Bash is refused: [agent.sandbox] network = deny needs bubblewrap, "
+                "which is not available here"
+            )
+        return [shell, "-c", command], env
+    argv = sandbox_argv(
+        bwrap,
+        ws.root,
+        [shell, "-c", command],
+        env=env,
+        writable=True,
+        network=settings.network == "allow",
+    )
+    return argv, env
 
 
 class BashTool:
@@ -57,13 +90,14 @@ class BashTool:
         command = arg_str(args, "command")
         timeout_ms = arg_int(args, "timeout", DEFAULT_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS
         timeout_ms = min(max(timeout_ms, 1), MAX_TIMEOUT_MS)
-        shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+        if "\x00" in command:
+            raise ToolFailure("argument command contains a NUL byte")
+        argv, env = _confined(ws, command)
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                shell,
-                "-c",
-                command,
+                *argv,
                 cwd=ws.root,
+                env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

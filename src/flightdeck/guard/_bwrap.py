@@ -1,0 +1,38 @@
+"""Finding a working bubblewrap, shared by the launch layer's tool steps and
+the agent's Bash and Grep (neither may import the other)."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+
+# The read-only system directories a sandbox sees, and the merged-/usr links
+# recreated inside it when the host has them.
+SYSTEM_DIRS = ("/usr", "/etc", "/opt")
+USR_LINKS = (
+    ("usr/bin", "/bin"),
+    ("usr/sbin", "/sbin"),
+    ("usr/lib", "/lib"),
+    ("usr/lib64", "/lib64"),
+)
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@functools.cache
+def bwrap_path() -> str | None:
+    """The bubblewrap binary, when present and able to create a sandbox here
+    (unprivileged user namespaces can be disabled on a host)."""
+    found = shutil.which("bwrap")
+    if found is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [found, "--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found if probe.returncode == 0 else None
