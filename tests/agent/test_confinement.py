@@ -391,3 +391,38 @@ def test_sandbox_required_refuses_bash_without_bubblewrap(
     monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
     out = attempt(BashTool(), ws, command=f"touch {marker}; env")
     assert marker.exists() and CANARY not in out
+
+
+@needs_bwrap
+def test_bash_network_hosts_go_through_the_egress_proxy(ws: Workspace) -> None:
+    """`network = [hosts]`: no direct connection; the listed hosts through
+    the proxy, any other host refused and named in the output."""
+    import http.server
+    from dataclasses import replace
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"hello from the host")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    fetch = "import sys, urllib.request as u; print(u.urlopen(sys.argv[1], timeout=10).read())"
+    command = (
+        f"python3 -c '{fetch}' http://127.0.0.1:{port}/ 2>&1 | tail -1; "
+        f"python3 -c '{fetch}' http://localhost:{port}/ 2>&1 | tail -1; "
+        f"echo hi > /dev/tcp/127.0.0.1/{port} && echo DIRECT-OK"
+    )
+    try:
+        ws.sandbox = replace(ws.sandbox, network=("127.0.0.1",))
+        out = attempt(BashTool(), ws, command=command)
+    finally:
+        server.shutdown()
+    assert "hello from the host" in out
+    assert "403" in out and "network: refused localhost" in out
+    assert "DIRECT-OK" not in out

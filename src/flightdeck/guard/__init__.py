@@ -52,21 +52,27 @@ whatever the verdict. Hosts contacted and addresses learned are noted only
 for allowed events.
 
 Real isolation is bubblewrap's: `bwrap_path()` finds one that works here,
-for the launch layer's tool steps and the agent's Bash alike.
+for the launch layer's tool steps and the agent's Bash alike, and
+`EgressProxy` lets such a sandbox reach only the hosts it is allowed.
 """
 
 from __future__ import annotations
 
 from flightdeck.guard._bwrap import SAFE_PATH, SYSTEM_DIRS, USR_LINKS, bwrap_path
+from flightdeck.guard._egress import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
 from flightdeck.guard._events import Event, FileAccess
 from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
 from flightdeck.guard._policy import Policy, Refused, host_matches
 from flightdeck.guard._scope import FileScope, interpreter_roots
 
 __all__ = [
+    "FORWARDER",
+    "PROXY_PORT",
     "SAFE_PATH",
+    "SOCKET_IN_SANDBOX",
     "SYSTEM_DIRS",
     "USR_LINKS",
+    "EgressProxy",
     "Event",
     "FileAccess",
     "FileScope",

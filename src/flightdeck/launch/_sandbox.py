@@ -4,7 +4,7 @@ The sandbox is read-only system directories, a private `/tmp`, `/proc` and
 `/dev`, the step's mount path (read-only, holding `input.json`) and collect
 path (writable), a cleared environment, and its own empty network
 namespace (`--unshare-all`). A step whose sealed `lock.stepTrust` names
-hosts reaches them only through the host-side egress proxy (`_proxy.py`),
+hosts reaches them only through the host-side egress proxy (`guard/_egress.py`),
 whose Unix socket is bound into the sandbox.
 """
 

@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from flightdeck.guard import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
 from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._proxy import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
 from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs

@@ -13,6 +13,9 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from flightdeck.agent.tools._base import (
@@ -25,9 +28,13 @@ from flightdeck.agent.tools._base import (
     truncate,
 )
 from flightdeck.agent.tools._sandbox import command_env, sandbox_argv
+from flightdeck.guard import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
+# Runs the egress relay inside the sandbox (network = [hosts]).
+PYTHON = "/usr/bin/python3"
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -37,33 +44,104 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
-def _confined(ws: Workspace, command: str) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment to run `command` with, per `[agent.sandbox]`."""
+@dataclass
+class _Launch:
+    argv: list[str]
+    env: dict[str, str]
+    proxy: EgressProxy | None = None
+
+
+def _refuse_unconfined(ws: Workspace) -> None:
+    settings = ws.sandbox
+    if settings.mode == "required":
+        raise ToolFailure(
+            "Bash is refused: the configuration requires a sandbox "
+            "([agent.sandbox] mode = required) and bubblewrap is not available here"
+        )
+    if settings.network != "allow":
+        raise ToolFailure(
+            "Bash is refused: [agent.sandbox] network limits the network, which needs "
+            "bubblewrap, and it is not available here"
+        )
+
+
+@contextlib.asynccontextmanager
+async def _launch(ws: Workspace, command: str) -> AsyncIterator[_Launch]:
+    """How to run `command` per `[agent.sandbox]`; with a host allow-list, an
+    egress proxy serves the sandbox for as long as the command runs."""
     settings = ws.sandbox
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     bwrap = settings.bwrap()
     env = command_env(settings, os.environ, sandboxed=bwrap is not None)
     if bwrap is None:
-        if settings.mode == "required":
-            raise ToolFailure(
-                "Bash is refused: the configuration requires a sandbox "
-                "([agent.sandbox] mode = required) and bubblewrap is not available here"
-            )
-        if settings.network != "allow":
-            raise ToolFailure(
-                "Bash is refused: [agent.sandbox] network = deny needs bubblewrap, "
-                "which is not available here"
-            )
-        return [shell, "-c", command], env
-    argv = sandbox_argv(
-        bwrap,
-        ws.root,
-        [shell, "-c", command],
-        env=env,
-        writable=True,
-        network=settings.network == "allow",
+        _refuse_unconfined(ws)
+        yield _Launch([shell, "-c", command], env)
+        return
+    inner = [shell, "-c", command]
+    if not isinstance(settings.network, tuple):
+        net = settings.network == "allow"
+        yield _Launch(sandbox_argv(bwrap, ws.root, inner, env=env, writable=True, network=net), env)
+        return
+    if not os.path.exists(PYTHON):
+        raise ToolFailure(f"[agent.sandbox] network = [hosts] needs {PYTHON} for its relay")
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="flightdeck-egress-"))
+    proxy = EgressProxy(frozenset(settings.network))
+    try:
+        await proxy.start(folder / "egress.sock")
+        url = f"http://127.0.0.1:{PROXY_PORT}"
+        env = {
+            **env,
+            **{k: url for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")},
+        }
+        argv = sandbox_argv(
+            bwrap,
+            ws.root,
+            [PYTHON, "-c", FORWARDER, *inner],
+            env=env,
+            writable=True,
+            network=False,
+            binds=[(str(folder / "egress.sock"), SOCKET_IN_SANDBOX)],
+        )
+        yield _Launch(argv, env, proxy)
+    finally:
+        await proxy.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _run(launch: _Launch, ws: Workspace, timeout_ms: int) -> tuple[int, bytes, bytes]:
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *launch.argv,
+            cwd=ws.root,
+            env=launch.env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group, killed as a whole
+        )
     )
-    return argv, env
+    try:
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Stopped while starting: the process exists, so its group must go too.
+        await _kill_group(await spawn)
+        raise
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout_ms / 1000)
+    except TimeoutError:
+        await _kill_group(proc)
+        raise ToolFailure(f"Command timed out after {timeout_ms} ms and was killed") from None
+    except BaseException:
+        await _kill_group(proc)
+        raise
+    code = proc.returncode if proc.returncode is not None else -1
+    # The shell exited; anything it left running in its group goes too.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    return code, out, err
 
 
 class BashTool:
@@ -92,36 +170,8 @@ class BashTool:
         timeout_ms = min(max(timeout_ms, 1), MAX_TIMEOUT_MS)
         if "\x00" in command:
             raise ToolFailure("argument command contains a NUL byte")
-        argv, env = _confined(ws, command)
-        spawn = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                *argv,
-                cwd=ws.root,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own process group, killed as a whole
-            )
-        )
-        try:
-            proc = await asyncio.shield(spawn)
-        except asyncio.CancelledError:
-            # Stopped while starting: the process exists, so its group must go too.
-            await _kill_group(await spawn)
-            raise
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout_ms / 1000)
-        except TimeoutError:
-            await _kill_group(proc)
-            raise ToolFailure(f"Command timed out after {timeout_ms} ms and was killed") from None
-        except BaseException:
-            await _kill_group(proc)
-            raise
-        code = proc.returncode if proc.returncode is not None else -1
-        # The shell exited; anything it left running in its group goes too.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        async with _launch(ws, command) as launch:
+            code, out, err = await _run(launch, ws, timeout_ms)
         text = f"exit code: {code}"
         stdout = out.decode("utf-8", errors="replace")
         stderr = err.decode("utf-8", errors="replace")
@@ -129,4 +179,7 @@ class BashTool:
             text += f"\nstdout:\n{stdout.rstrip()}"
         if stderr:
             text += f"\nstderr:\n{stderr.rstrip()}"
+        if launch.proxy is not None and launch.proxy.denied:
+            refused = ", ".join(sorted(set(launch.proxy.denied)))
+            text += f"\nnetwork: refused {refused} (not in [agent.sandbox] network)"
         return ToolOutput(truncate(text), status="success" if code == 0 else "error")

@@ -24,7 +24,6 @@ from flightdeck.guard import SAFE_PATH, SYSTEM_DIRS, USR_LINKS, bwrap_path
 
 SandboxMode = Literal["auto", "required", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "required", "off")
-NETWORK_MODES = ("allow", "deny")
 
 # Passed through from the agent's environment when set.
 DEFAULT_ENV = (
@@ -69,7 +68,8 @@ class SandboxConfigError(ValueError):
 @dataclass(frozen=True)
 class SandboxSettings:
     mode: SandboxMode = "auto"
-    network: Literal["allow", "deny"] = "allow"
+    # "allow", "deny", or the hosts reachable through the egress proxy
+    network: Literal["allow", "deny"] | tuple[str, ...] = "allow"
     env: tuple[str, ...] = ()
 
     def bwrap(self) -> str | None:
@@ -92,11 +92,7 @@ def parse_sandbox(value: Any) -> SandboxSettings:
     mode = value.get("mode", "auto")
     if mode not in SANDBOX_MODES:
         raise SandboxConfigError(f"[agent.sandbox] mode must be one of {', '.join(SANDBOX_MODES)}")
-    network = value.get("network", "allow")
-    if network not in NETWORK_MODES:
-        raise SandboxConfigError(
-            f"[agent.sandbox] network must be one of {', '.join(NETWORK_MODES)}"
-        )
+    network = _network(value.get("network", "allow"))
     env = value.get("env", [])
     if not isinstance(env, list) or not all(isinstance(n, str) and n for n in env):
         raise SandboxConfigError("[agent.sandbox] env must be a list of variable names")
@@ -107,6 +103,19 @@ def parse_sandbox(value: Any) -> SandboxSettings:
             "they never reach Bash"
         )
     return SandboxSettings(mode=mode, network=network, env=tuple(env))
+
+
+def _network(value: Any) -> Literal["allow", "deny"] | tuple[str, ...]:
+    if value == "allow" or value == "deny":
+        return "allow" if value == "allow" else "deny"
+    ok = isinstance(value, list) and all(
+        isinstance(h, str) and h and not any(c in h for c in " /:@\t\n") for h in value
+    )
+    if not ok:
+        raise SandboxConfigError(
+            '[agent.sandbox] network must be "allow", "deny" or a list of host names'
+        )
+    return tuple(sorted({h.lower().rstrip(".") for h in value}))
 
 
 def sandbox_state(settings: SandboxSettings) -> tuple[str, str | None]:
@@ -149,6 +158,7 @@ def sandbox_argv(
     env: Mapping[str, str],
     writable: bool,
     network: bool,
+    binds: list[tuple[str, str]] | None = None,
 ) -> list[str]:
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
     if network:
@@ -170,6 +180,8 @@ def sandbox_argv(
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     ws = str(workspace)
     argv += ["--bind" if writable else "--ro-bind", ws, ws, "--chdir", ws]
+    for source, target in binds or ():
+        argv += ["--bind", source, target]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return [*argv, "--", *command]

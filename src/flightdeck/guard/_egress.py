@@ -1,4 +1,6 @@
-"""The host-side egress proxy for tool steps whose sealed reach names hosts.
+"""The host-side egress proxy for sandboxed commands allowed to reach only
+some hosts: the launch layer's tool steps whose sealed reach names hosts,
+and the agent's Bash under `[agent.sandbox] network = [hosts]`.
 
 The sandbox keeps its own empty network namespace (`--unshare-net`: only a
 loopback device), so nothing inside can reach the network directly. The
@@ -111,3 +113,6 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
     finally:
         with contextlib.suppress(OSError):
             writer.close()
+
+
+__all__ = ["FORWARDER", "PROXY_PORT", "SOCKET_IN_SANDBOX", "EgressProxy"]
