@@ -58,20 +58,14 @@ for the launch layer's tool steps and the agent's Bash alike, and
 
 from __future__ import annotations
 
-from flightdeck.guard._bwrap import SAFE_PATH, SYSTEM_DIRS, USR_LINKS, bwrap_path
-from flightdeck.guard._egress import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
+from flightdeck.guard._bwrap import SandboxLayout, bwrap_path
+from flightdeck.guard._egress import EgressProxy
 from flightdeck.guard._events import Event, FileAccess
 from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
 from flightdeck.guard._policy import Policy, Refused, host_matches
 from flightdeck.guard._scope import FileScope, interpreter_roots
 
 __all__ = [
-    "FORWARDER",
-    "PROXY_PORT",
-    "SAFE_PATH",
-    "SOCKET_IN_SANDBOX",
-    "SYSTEM_DIRS",
-    "USR_LINKS",
     "EgressProxy",
     "Event",
     "FileAccess",
@@ -79,6 +73,7 @@ __all__ = [
     "Layers",
     "Policy",
     "Refused",
+    "SandboxLayout",
     "active",
     "bwrap_path",
     "enter",

@@ -6,17 +6,22 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+from typing import ClassVar
 
-# The read-only system directories a sandbox sees, and the merged-/usr links
-# recreated inside it when the host has them.
-SYSTEM_DIRS = ("/usr", "/etc", "/opt")
-USR_LINKS = (
-    ("usr/bin", "/bin"),
-    ("usr/sbin", "/sbin"),
-    ("usr/lib", "/lib"),
-    ("usr/lib64", "/lib64"),
-)
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+class SandboxLayout:
+    """What every flightdeck sandbox shows of the host."""
+
+    # The read-only system directories, and the merged-/usr links recreated
+    # inside when the host has them.
+    SYSTEM_DIRS: ClassVar[tuple[str, ...]] = ("/usr", "/etc", "/opt")
+    USR_LINKS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("usr/bin", "/bin"),
+        ("usr/sbin", "/sbin"),
+        ("usr/lib", "/lib"),
+        ("usr/lib64", "/lib64"),
+    )
+    SAFE_PATH: ClassVar[str] = "/usr/local/bin:/usr/bin:/bin"
 
 
 @functools.cache

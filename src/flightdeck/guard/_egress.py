@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 PROXY_PORT = 3128
@@ -56,6 +57,12 @@ os.execvp(sys.argv[1], sys.argv[1:])
 
 @dataclass
 class EgressProxy:
+    # What a sandbox needs to reach the proxy: the relay to run inside, the
+    # port it listens on there, and where the proxy's socket is bound.
+    FORWARDER: ClassVar[str] = FORWARDER
+    PORT: ClassVar[int] = PROXY_PORT
+    SOCKET_IN_SANDBOX: ClassVar[str] = SOCKET_IN_SANDBOX
+
     hosts: frozenset[str]
     contacted: list[str] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
@@ -115,4 +122,4 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.close()
 
 
-__all__ = ["FORWARDER", "PROXY_PORT", "SOCKET_IN_SANDBOX", "EgressProxy"]
+__all__ = ["EgressProxy"]

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flightdeck.guard import SAFE_PATH, SYSTEM_DIRS, USR_LINKS, bwrap_path
+from flightdeck.guard import SandboxLayout, bwrap_path
 
-_SYSTEM_DIRS = SYSTEM_DIRS
-_LINKS = USR_LINKS
+_SYSTEM_DIRS = SandboxLayout.SYSTEM_DIRS
+_LINKS = SandboxLayout.USR_LINKS
+SAFE_PATH = SandboxLayout.SAFE_PATH
 
 
 def bwrap_argv(

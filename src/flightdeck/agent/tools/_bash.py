@@ -28,7 +28,7 @@ from flightdeck.agent.tools._base import (
     truncate,
 )
 from flightdeck.agent.tools._sandbox import command_env, sandbox_argv
-from flightdeck.guard import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
+from flightdeck.guard import EgressProxy
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -91,7 +91,7 @@ async def _launch(ws: Workspace, command: str) -> AsyncIterator[_Launch]:
     proxy = EgressProxy(frozenset(settings.network))
     try:
         await proxy.start(folder / "egress.sock")
-        url = f"http://127.0.0.1:{PROXY_PORT}"
+        url = f"http://127.0.0.1:{EgressProxy.PORT}"
         env = {
             **env,
             **{k: url for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")},
@@ -99,11 +99,11 @@ async def _launch(ws: Workspace, command: str) -> AsyncIterator[_Launch]:
         argv = sandbox_argv(
             bwrap,
             ws.root,
-            [PYTHON, "-c", FORWARDER, *inner],
+            [PYTHON, "-c", EgressProxy.FORWARDER, *inner],
             env=env,
             writable=True,
             network=False,
-            binds=[(str(folder / "egress.sock"), SOCKET_IN_SANDBOX)],
+            binds=[(str(folder / "egress.sock"), EgressProxy.SOCKET_IN_SANDBOX)],
         )
         yield _Launch(argv, env, proxy)
     finally:

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from flightdeck.guard import SAFE_PATH, SYSTEM_DIRS, USR_LINKS, bwrap_path
+from flightdeck.guard import SandboxLayout, bwrap_path
+
+SAFE_PATH = SandboxLayout.SAFE_PATH
 
 SandboxMode = Literal["auto", "required", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "required", "off")
@@ -163,10 +165,10 @@ def sandbox_argv(
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
     if network:
         argv.append("--share-net")
-    for folder in SYSTEM_DIRS:
+    for folder in SandboxLayout.SYSTEM_DIRS:
         if os.path.isdir(folder):
             argv += ["--ro-bind", folder, folder]
-    for target, link in USR_LINKS:
+    for target, link in SandboxLayout.USR_LINKS:
         if os.path.islink(link):
             argv += ["--symlink", target, link]
         elif os.path.isdir(link):
