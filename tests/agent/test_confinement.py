@@ -426,3 +426,25 @@ def test_bash_network_hosts_go_through_the_egress_proxy(ws: Workspace) -> None:
     assert "hello from the host" in out
     assert "403" in out and "network: refused localhost" in out
     assert "DIRECT-OK" not in out
+
+
+def test_fifos_are_refused_without_hanging(ws: Workspace) -> None:
+    os.mkfifo(ws.root / "pipe")
+    for out in (
+        attempt(ReadTool(), ws, file_path="pipe"),
+        attempt(EditTool(), ws, file_path="pipe", old_string="a", new_string="b"),
+        attempt(WriteTool(), ws, file_path="pipe", content="x"),
+    ):
+        assert out.startswith("failed:") and "not a regular file" in out
+    assert "No matches" in attempt(GrepTool(), ws, pattern="x", path=".")
+
+
+@needs_bwrap
+def test_bash_sees_system_secrets_masked(ws: Workspace) -> None:
+    present = [p for p in ("/etc/shadow", "/etc/ssh") if os.path.exists(p)]
+    if not present:
+        pytest.skip("this host has neither /etc/shadow nor /etc/ssh")
+    out = attempt(
+        BashTool(), ws, command="cat /etc/shadow 2>/dev/null | wc -c; ls -A /etc/ssh | wc -l"
+    )
+    assert out.splitlines()[2:4] == ["0", "0"]
