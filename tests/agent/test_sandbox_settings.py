@@ -115,3 +115,10 @@ def test_with_bubblewrap_ready_says_so_and_no_info(server: FakeLLMServer, tmp_pa
         agent.close_stdin()
         assert agent.wait() == 0
     assert info_lines(agent) == []
+
+
+def test_the_agents_safe_path_is_the_sandbox_layouts() -> None:
+    from flightdeck.agent.tools._sandbox import SAFE_PATH
+    from flightdeck.guard import SandboxLayout
+
+    assert SAFE_PATH == SandboxLayout.SAFE_PATH

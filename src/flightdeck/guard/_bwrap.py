@@ -4,7 +4,7 @@ the agent's Bash and Grep (neither may import the other)."""
 from __future__ import annotations
 
 import functools
-import shutil
+import os
 import subprocess
 from typing import ClassVar
 
@@ -28,7 +28,11 @@ class SandboxLayout:
 def bwrap_path() -> str | None:
     """The bubblewrap binary, when present and able to create a sandbox here
     (unprivileged user namespaces can be disabled on a host)."""
-    found = shutil.which("bwrap")
+    # A plain PATH scan: `shutil.which` would import shutil (and lzma) into
+    # the agent's start-up, where this probe runs.
+    dirs = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    candidates = (os.path.join(d, "bwrap") for d in dirs if d)
+    found = next((c for c in candidates if os.access(c, os.X_OK) and os.path.isfile(c)), None)
     if found is None:
         return None
     try:

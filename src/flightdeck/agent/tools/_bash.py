@@ -16,7 +16,7 @@ import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from flightdeck.agent.tools._base import (
     Category,
@@ -27,8 +27,10 @@ from flightdeck.agent.tools._base import (
     arg_str,
     truncate,
 )
-from flightdeck.agent.tools._sandbox import command_env, sandbox_argv
-from flightdeck.guard import EgressProxy
+from flightdeck.agent.tools._sandbox import command_env, egress_proxy, sandbox_argv
+
+if TYPE_CHECKING:
+    from flightdeck.guard import EgressProxy
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -88,10 +90,10 @@ async def _launch(ws: Workspace, command: str) -> AsyncIterator[_Launch]:
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="flightdeck-egress-"))
-    proxy = EgressProxy(frozenset(settings.network))
+    proxy = egress_proxy(settings.network)
     try:
         await proxy.start(folder / "egress.sock")
-        url = f"http://127.0.0.1:{EgressProxy.PORT}"
+        url = f"http://127.0.0.1:{proxy.PORT}"
         env = {
             **env,
             **{k: url for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")},
@@ -99,11 +101,11 @@ async def _launch(ws: Workspace, command: str) -> AsyncIterator[_Launch]:
         argv = sandbox_argv(
             bwrap,
             ws.root,
-            [PYTHON, "-c", EgressProxy.FORWARDER, *inner],
+            [PYTHON, "-c", proxy.FORWARDER, *inner],
             env=env,
             writable=True,
             network=False,
-            binds=[(str(folder / "egress.sock"), EgressProxy.SOCKET_IN_SANDBOX)],
+            binds=[(str(folder / "egress.sock"), proxy.SOCKET_IN_SANDBOX)],
         )
         yield _Launch(argv, env, proxy)
     finally:

@@ -33,9 +33,8 @@ from flightdeck.agent.tools._base import (
 )
 from flightdeck.agent.tools._glob import glob_regex
 from flightdeck.agent.tools._read import looks_binary
-from flightdeck.agent.tools._sandbox import sandbox_argv
+from flightdeck.agent.tools._sandbox import SAFE_PATH, sandbox_argv
 from flightdeck.agent.tools._walk import walk_files
-from flightdeck.guard import SandboxLayout
 
 Mode = Literal["files_with_matches", "content", "count"]
 MODES: tuple[Mode, ...] = ("files_with_matches", "content", "count")
@@ -114,7 +113,7 @@ async def _rg(tools: tuple[str, str], ws: Workspace, args: list[str], base: Path
     # .gitignore outside a git checkout too; `--sort path` keeps output stable.
     bwrap, rg = tools
     where = [] if base == ws.root else [ws.display(base)]
-    env = {"PATH": SandboxLayout.SAFE_PATH}
+    env = {"PATH": SAFE_PATH}
     argv = [
         rg,
         "--no-config",

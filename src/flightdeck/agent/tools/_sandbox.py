@@ -18,11 +18,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from flightdeck.guard import SandboxLayout, bwrap_path
+if TYPE_CHECKING:
+    from flightdeck.guard import EgressProxy
 
-SAFE_PATH = SandboxLayout.SAFE_PATH
+# The same as `guard.SandboxLayout.SAFE_PATH`; guard is imported on first use
+# (the first Bash call, or the probe run beside start-up), not at import.
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 SandboxMode = Literal["auto", "required", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "required", "off")
@@ -76,7 +79,11 @@ class SandboxSettings:
 
     def bwrap(self) -> str | None:
         """The bubblewrap to use, or None when Bash runs unconfined."""
-        return None if self.mode == "off" else bwrap_path()
+        if self.mode == "off":
+            return None
+        from flightdeck.guard import bwrap_path
+
+        return bwrap_path()
 
 
 def parse_sandbox(value: Any) -> SandboxSettings:
@@ -118,6 +125,12 @@ def _network(value: Any) -> Literal["allow", "deny"] | tuple[str, ...]:
             '[agent.sandbox] network must be "allow", "deny" or a list of host names'
         )
     return tuple(sorted({h.lower().rstrip(".") for h in value}))
+
+
+def egress_proxy(hosts: tuple[str, ...]) -> EgressProxy:
+    from flightdeck.guard import EgressProxy
+
+    return EgressProxy(frozenset(hosts))
 
 
 def sandbox_state(settings: SandboxSettings) -> tuple[str, str | None]:
@@ -162,6 +175,8 @@ def sandbox_argv(
     network: bool,
     binds: list[tuple[str, str]] | None = None,
 ) -> list[str]:
+    from flightdeck.guard import SandboxLayout
+
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
     if network:
         argv.append("--share-net")
@@ -196,6 +211,7 @@ __all__ = [
     "SandboxMode",
     "SandboxSettings",
     "command_env",
+    "egress_proxy",
     "parse_sandbox",
     "sandbox_argv",
     "sandbox_state",
