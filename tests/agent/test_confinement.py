@@ -378,7 +378,7 @@ def test_sandbox_required_refuses_bash_without_bubblewrap(
 ) -> None:
     from flightdeck.agent.tools import SandboxSettings
 
-    monkeypatch.setattr("flightdeck.agent.tools._sandbox.bwrap_path", lambda: None)
+    monkeypatch.setattr("flightdeck.guard.bwrap_path", lambda: None)
     ws.sandbox = SandboxSettings(mode="required")
     marker = ws.root / "ran"
     out = attempt(BashTool(), ws, command=f"touch {marker}")
