@@ -448,3 +448,29 @@ def test_bash_sees_system_secrets_masked(ws: Workspace) -> None:
         BashTool(), ws, command="cat /etc/shadow 2>/dev/null | wc -c; ls -A /etc/ssh | wc -l"
     )
     assert out.splitlines()[2:4] == ["0", "0"]
+
+
+def test_bad_arguments_reach_the_model_as_failed_results_not_error_events(
+    tmp_path: Path,
+) -> None:
+    """Issue 11: a NUL byte or an over-long path used to end as an `error`
+    event (`tool_error`); now the model gets a failed `tool_result`."""
+    from flightdeck.agent import protocol as p
+    from tests.agent._harness import Harness, Step, types
+
+    calls = [
+        ("t1", "Read", {"file_path": "a\x00b"}),
+        ("t2", "Write", {"file_path": "x" * 5000, "content": "x"}),
+        ("t3", "Grep", {"pattern": "\x00"}),
+        ("t4", "Edit", {"file_path": "/proc/self/root/etc/passwd", "old_string": "a"}),
+    ]
+
+    async def body() -> list[p.Event]:
+        h = Harness(tmp_path, [Step(calls=calls), Step(text="ok")], mode="yolo")
+        await h.send({"type": "message", "msg_id": "m1", "input": "go"})
+        return await h.until("stream_end")
+
+    events = asyncio.run(body())
+    assert "error" not in types(events)
+    results = [e for e in events if isinstance(e, p.ToolResultEvent)]
+    assert [r.status for r in results] == ["error"] * 4
