@@ -122,3 +122,26 @@ def test_the_agents_safe_path_is_the_sandbox_layouts() -> None:
     from flightdeck.guard import SandboxLayout
 
     assert SAFE_PATH == SandboxLayout.SAFE_PATH
+
+
+@pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is missing or cannot run here")
+def test_ripgreps_sandbox_shows_only_usr_and_the_workspace(tmp_path: Path) -> None:
+    """The narrowed sandbox Grep runs ripgrep in: no /etc, /opt or home."""
+    import subprocess
+
+    from flightdeck.agent.tools._sandbox import sandbox_argv
+
+    bwrap = bwrap_path()
+    assert bwrap is not None
+    argv = sandbox_argv(
+        bwrap,
+        tmp_path,
+        ["/usr/bin/ls", "-A", "/"],
+        env={},
+        writable=False,
+        network=False,
+        system=("/usr",),
+    )
+    shown = set(subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split())
+    assert "usr" in shown and not shown & {"etc", "opt", "root", "home", "var"}
+    assert shown <= {"usr", "bin", "sbin", "lib", "lib64", "proc", "dev", "tmp"}

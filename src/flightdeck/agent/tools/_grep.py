@@ -7,9 +7,9 @@ with `path-line-text` context lines) with paths relative to the workspace.
 ripgrep follows a link given as its path argument and opens directories by
 path, so a directory swapped for a link while it walks would be searched. It
 therefore runs only inside the sandbox (`_sandbox.py`), where the workspace
-is mounted read-only and nothing outside it but the read-only system
-directories exists. The Python search walks through directory descriptors
-(`_walk.py`) and needs no sandbox.
+is mounted read-only and nothing outside it but a read-only /usr exists.
+The Python search walks through directory descriptors (`_walk.py`) and
+needs no sandbox.
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def _with_context(shown: str, lines: list[str], hits: list[int], ctx: tuple[int,
 
 
 def _sandboxed_rg(ws: Workspace) -> tuple[str, str] | None:
-    """(bwrap, rg) when ripgrep can run confined; it must live in the system
-    directories, the only ones the sandbox shows besides the workspace."""
+    """(bwrap, rg) when ripgrep can run confined; it must live under /usr, the
+    only directory its sandbox shows besides the workspace."""
     import shutil
 
     rg = shutil.which("rg")
@@ -102,7 +102,7 @@ def _sandboxed_rg(ws: Workspace) -> tuple[str, str] | None:
     if rg is None or bwrap is None:
         return None
     rg = os.path.realpath(rg)
-    if not rg.startswith(("/usr/", "/opt/")):
+    if not rg.startswith("/usr/"):
         return None
     return bwrap, rg
 
@@ -128,7 +128,9 @@ async def _rg(tools: tuple[str, str], ws: Workspace, args: list[str], base: Path
         "--",
         *where,
     ]
-    confined = sandbox_argv(bwrap, ws.root, argv, env=env, writable=False, network=False)
+    confined = sandbox_argv(
+        bwrap, ws.root, argv, env=env, writable=False, network=False, system=("/usr",)
+    )
     proc = await asyncio.create_subprocess_exec(
         *confined,
         cwd=ws.root,

@@ -174,13 +174,16 @@ def sandbox_argv(
     writable: bool,
     network: bool,
     binds: list[tuple[str, str]] | None = None,
+    system: tuple[str, ...] | None = None,
 ) -> list[str]:
+    """`system` narrows the read-only system directories (default: all of
+    `SandboxLayout.SYSTEM_DIRS`, with the secrets under /etc masked)."""
     from flightdeck.guard import SandboxLayout
 
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
     if network:
         argv.append("--share-net")
-    for folder in SandboxLayout.SYSTEM_DIRS:
+    for folder in SandboxLayout.SYSTEM_DIRS if system is None else system:
         if os.path.isdir(folder):
             argv += ["--ro-bind", folder, folder]
     for target, link in SandboxLayout.USR_LINKS:
@@ -188,10 +191,11 @@ def sandbox_argv(
             argv += ["--symlink", target, link]
         elif os.path.isdir(link):
             argv += ["--ro-bind", link, link]
-    for name in MASKED_FILES:
+    shown = SandboxLayout.SYSTEM_DIRS if system is None else system
+    for name in MASKED_FILES if "/etc" in shown else ():
         if os.path.isfile(name):
             argv += ["--ro-bind", "/dev/null", name]
-    for name in MASKED_DIRS:
+    for name in MASKED_DIRS if "/etc" in shown else ():
         if os.path.isdir(name):
             argv += ["--tmpfs", name]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
