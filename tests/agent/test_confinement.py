@@ -1,17 +1,16 @@
-"""Escape attempts against every built-in tool, one test per escape class
+"""Escape attempts against the file tools, one test per escape class
 (docs/protocol.md, "What the tools confine"). Outside the workspace sits a
 file holding CANARY; no tool output may ever contain it, and no tool may
-create or change anything outside."""
+create or change anything outside. Bash: tests/agent/test_bash_sandbox.py."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,75 +23,21 @@ from flightdeck.agent.tools import (
     GrepTool,
     ReadTool,
     Tool,
-    ToolFailure,
     Workspace,
     WriteTool,
 )
-from flightdeck.guard import bwrap_path
-
-CANARY = "CANARY-7f3a9c-outside"
-needs_bwrap = pytest.mark.skipif(
-    bwrap_path() is None, reason="bubblewrap is missing or cannot create namespaces here"
+from tests.agent._escape import (
+    CANARY,
+    assert_untouched,
+    attempt,
+    engine,
+    every_tool_on,
+    outside,
+    snapshot,
+    ws,
 )
 
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    (out / "dir").mkdir(parents=True)
-    (out / "secret.txt").write_text(f"{CANARY}\n")
-    (out / "dir" / "secret.txt").write_text(f"{CANARY}\n")
-    (out / "dir" / "outside-only.txt").write_text(f"{CANARY}\n")
-    return out
-
-
-@pytest.fixture
-def ws(tmp_path: Path, outside: Path) -> Workspace:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "inside.txt").write_text("inside\n")
-    return Workspace(root)
-
-
-def attempt(tool: Tool, ws: Workspace, **args: Any) -> str:
-    """What the model would see: the output, or the failure message."""
-    try:
-        return asyncio.run(tool.run(args, ws)).output
-    except ToolFailure as exc:
-        return f"failed: {exc}"
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def every_tool_on(ws: Workspace, path: str) -> list[str]:
-    """Each file tool pointed at `path`: the outputs the model would see."""
-    outs = [
-        attempt(ReadTool(), ws, file_path=path),
-        attempt(WriteTool(), ws, file_path=path, content="overwritten"),
-        attempt(EditTool(), ws, file_path=path, old_string=CANARY, new_string="edited"),
-        attempt(GlobTool(), ws, pattern="**", path=path),
-        attempt(GrepTool(), ws, pattern="CANARY", path=path, output_mode="content"),
-    ]
-    return outs
-
-
-@pytest.fixture(params=["ripgrep", "python"])
-def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "ripgrep":
-        import shutil
-
-        if shutil.which("rg") is None or bwrap_path() is None:
-            pytest.skip("ripgrep runs only in the sandbox: needs rg and bubblewrap")
-    else:
-        monkeypatch.setenv("PATH", "/nonexistent")
-    return str(request.param)
-
-
-def assert_untouched(outside: Path, before: dict[str, bytes]) -> None:
-    assert snapshot(outside) == before, "something outside the workspace changed"
-
+__all__ = ["engine", "outside", "ws"]  # fixtures, used by name
 
 # ---- ../ ---------------------------------------------------------------------
 
@@ -316,118 +261,6 @@ def test_any_path_string_reads_or_fails_cleanly(ws: Workspace, path: str) -> Non
     assert CANARY not in out
 
 
-# ---- Bash in the sandbox -----------------------------------------------------------
-
-
-@needs_bwrap
-def test_bash_cannot_read_or_write_outside(ws: Workspace, outside: Path) -> None:
-    (ws.root / "flink").symlink_to(outside / "secret.txt")
-    (ws.root / "dlink").symlink_to(outside / "dir")
-    before = snapshot(outside)
-    script = (
-        f"cat {outside}/secret.txt ../outside/secret.txt flink dlink/secret.txt "
-        f"/proc/self/root{outside}/secret.txt /proc/1/root{outside}/secret.txt; "
-        f"echo x > {outside}/new; echo x > dlink/new; echo x >> flink; "
-        f"ln {outside}/secret.txt hard; cp -r {outside} copied; ls ~ /home /root; "
-        "echo inside > ws-file.txt"
-    )
-    out = attempt(BashTool(), ws, command=script)
-    assert CANARY not in out
-    assert_untouched(outside, before)
-    assert (ws.root / "ws-file.txt").read_text() == "inside\n"  # the workspace is writable
-    assert not (ws.root / "hard").exists() and not (ws.root / "copied").exists()
-
-
-@needs_bwrap
-def test_bash_sees_a_private_tmp_and_no_home(ws: Workspace, tmp_path: Path) -> None:
-    # The workspace lives under the host's /tmp here; only it is brought in.
-    (tmp_path / "beside-the-workspace.txt").write_text("host tmp\n")
-    out = attempt(BashTool(), ws, command=f"echo $HOME; ls -A {tmp_path}; ls /home /root 2>&1")
-    assert out.splitlines()[2:4] == ["/tmp", "ws"]
-    assert "beside-the-workspace" not in out and "outside" not in out
-    assert "No such file or directory" in out
-
-
-@needs_bwrap
-@pytest.mark.parametrize("network", ["allow", "deny"])
-def test_bash_network_setting(ws: Workspace, network: Literal["allow", "deny"]) -> None:
-    """`deny` leaves the command a network namespace of its own with only
-    loopback: even a server on the host's loopback is out of reach."""
-    from dataclasses import replace
-
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    port = server.getsockname()[1]
-    try:
-        ws.sandbox = replace(ws.sandbox, network=network)
-        command = f"echo hi > /dev/tcp/127.0.0.1/{port} && echo TCP-OK; cat /proc/net/dev"
-        out = attempt(BashTool(), ws, command=command)
-    finally:
-        server.close()
-    table = out.split("stdout:\n", 1)[-1].split("stderr:", 1)[0].splitlines()
-    interfaces = [line.split(":")[0].strip() for line in table if "|" not in line and ":" in line]
-    if network == "deny":
-        assert "TCP-OK" not in out and interfaces == ["lo"], out
-    else:
-        assert "TCP-OK" in out, out
-
-
-def test_sandbox_required_refuses_bash_without_bubblewrap(
-    ws: Workspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from flightdeck.agent.tools import SandboxSettings
-
-    monkeypatch.setattr("flightdeck.guard.bwrap_path", lambda: None)
-    ws.sandbox = SandboxSettings(mode="required")
-    marker = ws.root / "ran"
-    out = attempt(BashTool(), ws, command=f"touch {marker}")
-    assert out.startswith("failed:") and "requires a sandbox" in out
-    assert not marker.exists()
-    ws.sandbox = SandboxSettings(network="deny")
-    assert attempt(BashTool(), ws, command=f"touch {marker}").startswith("failed:")
-    assert not marker.exists()
-    ws.sandbox = SandboxSettings()  # auto: runs unconfined, environment still filtered
-    monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
-    out = attempt(BashTool(), ws, command=f"touch {marker}; env")
-    assert marker.exists() and CANARY not in out
-
-
-@needs_bwrap
-def test_bash_network_hosts_go_through_the_egress_proxy(ws: Workspace) -> None:
-    """`network = [hosts]`: no direct connection; the listed hosts through
-    the proxy, any other host refused and named in the output."""
-    import http.server
-    from dataclasses import replace
-
-    class Hello(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"hello from the host")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
-    fetch = "import sys, urllib.request as u; print(u.urlopen(sys.argv[1], timeout=10).read())"
-    command = (
-        f"python3 -c '{fetch}' http://127.0.0.1:{port}/ 2>&1 | tail -1; "
-        f"python3 -c '{fetch}' http://localhost:{port}/ 2>&1 | tail -1; "
-        f"echo hi > /dev/tcp/127.0.0.1/{port} && echo DIRECT-OK"
-    )
-    try:
-        ws.sandbox = replace(ws.sandbox, network=("127.0.0.1",))
-        out = attempt(BashTool(), ws, command=command)
-    finally:
-        server.shutdown()
-    assert "hello from the host" in out
-    assert "403" in out and "network: refused localhost" in out
-    assert "DIRECT-OK" not in out
-
-
 def test_fifos_are_refused_without_hanging(ws: Workspace) -> None:
     os.mkfifo(ws.root / "pipe")
     for out in (
@@ -437,17 +270,6 @@ def test_fifos_are_refused_without_hanging(ws: Workspace) -> None:
     ):
         assert out.startswith("failed:") and "not a regular file" in out
     assert "No matches" in attempt(GrepTool(), ws, pattern="x", path=".")
-
-
-@needs_bwrap
-def test_bash_sees_system_secrets_masked(ws: Workspace) -> None:
-    present = [p for p in ("/etc/shadow", "/etc/ssh") if os.path.exists(p)]
-    if not present:
-        pytest.skip("this host has neither /etc/shadow nor /etc/ssh")
-    out = attempt(
-        BashTool(), ws, command="cat /etc/shadow 2>/dev/null | wc -c; ls -A /etc/ssh | wc -l"
-    )
-    assert out.splitlines()[2:4] == ["0", "0"]
 
 
 def test_bad_arguments_reach_the_model_as_failed_results_not_error_events(
