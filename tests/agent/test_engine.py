@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -301,21 +303,37 @@ def test_stop_while_awaiting_approval_cancels_the_call(tmp_path: Path) -> None:
 
 
 def test_stop_kills_running_bash_process_group(tmp_path: Path) -> None:
+    # The child is found by its command line: in Bash's sandbox it has a PID
+    # of its own namespace, which means nothing out here.
+    marker = f"60.{os.getpid() % 1000}{time.monotonic_ns() % 997}"
+
     async def body() -> None:
-        script = "sleep 60 & echo $! > child.pid; wait"
+        script = f"sleep {marker} & wait"
         h = Harness(tmp_path, [Step(calls=[("t1", "Bash", {"command": script})])], mode="yolo")
         await h.send(msg("m1"))
         await h.until("tool_running")
-        pid_file = tmp_path / "child.pid"
-        await _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
-        child = int((tmp_path / "child.pid").read_text())
+        await _wait_for(lambda: _sleeping(marker))
+        assert _sleeping(marker)
         await h.send({"type": "stop"})
         events = await h.until("stream_end")
         assert "tool_cancelled" in types(events)
-        await _wait_for(lambda: not _alive(child))
-        assert not _alive(child)
+        await _wait_for(lambda: not _sleeping(marker))
+        assert not _sleeping(marker)
 
     run(body())
+
+
+def _sleeping(marker: str) -> bool:
+    """A live (not zombie) `sleep MARKER` process exists."""
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", marker.encode()] and stat.split(") ")[1][0] != "Z":
+            return True
+    return False
 
 
 async def _wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -324,14 +342,6 @@ async def _wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> Non
     deadline = loop.time() + timeout
     while not condition() and loop.time() < deadline:
         await asyncio.sleep(0.01)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.split(") ")[1][0] != "Z"  # a zombie is dead
 
 
 def test_drift_init_history_before_first_message_becomes_context(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from flightdeck.guard import bwrap_path
 from tests.agent._process import AgentProcess
 from tests.fakes import FakeLLMServer, ToolCall, Turn
 
@@ -56,6 +57,7 @@ def test_spec_3_1_ready_first_then_3_2_message_turn(server: FakeLLMServer, ws: P
             "tool_approval": True,
             "thinking": False,
             "mcp": False,
+            "sandbox": "bubblewrap" if bwrap_path() else "off",
         }
         agent.send(msg("m1", "Hello"))
         events = agent.until("stream_end")

@@ -149,21 +149,27 @@ def test_bash_reports_exit_code_stdout_and_stderr(ws: Workspace) -> None:
 
 
 def test_bash_timeout_kills_the_command(ws: Workspace) -> None:
-    script = "sleep 30 & echo $! > child.pid; wait"
-    fails(BashTool(), ws, "timed out", command=script, timeout=1500)
-    child = int((ws.root / "child.pid").read_text())
+    # Found by its command line: in the sandbox the child has a PID of its own
+    # namespace, which means nothing out here.
+    marker = f"{os.getpid() % 1000}.{time.monotonic_ns() % 997}"
+    fails(BashTool(), ws, "timed out", command=f"sleep {marker} & wait", timeout=1500)
     deadline = time.monotonic() + 30  # generous: the machine may be loaded
-    while _alive(child) and time.monotonic() < deadline:
+    while _sleeping(marker) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _alive(child), "the command's background child outlived the timeout"
+    assert not _sleeping(marker), "the command's background child outlived the timeout"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.split(") ")[1][0] != "Z"  # a zombie is dead
+def _sleeping(marker: str) -> bool:
+    """A live (not zombie) `sleep MARKER` process exists."""
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", marker.encode()] and stat.split(") ")[1][0] != "Z":
+            return True
+    return False
 
 
 def test_glob_respects_gitignore_newest_first(ws: Workspace) -> None:

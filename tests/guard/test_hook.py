@@ -16,6 +16,9 @@ def test_public_surface_is_pinned() -> None:
     public = {n for n in dir(guard_pkg) if not n.startswith("_")}
     assert public - set(guard_pkg.__all__) <= {"annotations"}
     assert set(guard_pkg.__all__) == {
+        "EgressProxy",
+        "SandboxLayout",
+        "bwrap_path",
         "Event",
         "FileAccess",
         "FileScope",

@@ -100,6 +100,18 @@ def start(flags: Mapping[str, Any], emit: Emit, env: Mapping[str, str] | None = 
     return Started(agent, list(loaded.problems))
 
 
+def _probe_bubblewrap() -> None:
+    from flightdeck.guard import bwrap_path
+
+    bwrap_path()  # cached: the answer is read again by `_sandbox_state`
+
+
+def _sandbox_state(session: AgentSession) -> tuple[str, str | None]:
+    from flightdeck.agent.tools import sandbox_state
+
+    return sandbox_state(session.settings.sandbox)
+
+
 def _with_model(settings: AgentSettings, model: str) -> AgentSettings:
     from dataclasses import replace
 
@@ -117,6 +129,10 @@ async def run_json_stream(
     from flightdeck.agent._transport import LineWriter, read_lines, serve, sigterm_hook
 
     writer = LineWriter(stdout)
+    # Finding a working bubblewrap spawns a process; it runs beside start-up.
+    import asyncio
+
+    probe = asyncio.get_running_loop().run_in_executor(None, _probe_bubblewrap)
     try:
         started = start(flags, writer, env)
     except SetupError as exc:
@@ -129,7 +145,13 @@ async def run_json_stream(
     from flightdeck.agent._extensions import attach_extensions
 
     extensions = await attach_extensions(session)  # MCP, manifest tools, Spawn
-    writer(extensions.decorate(session.ready_event()))
+    ready = extensions.decorate(session.ready_event())
+    await probe
+    sandbox, notice = _sandbox_state(session)
+    caps = ready.capabilities.model_copy(update={"sandbox": sandbox})
+    writer(ready.model_copy(update={"capabilities": caps}))
+    if notice is not None:
+        writer(p.InfoEvent(msg_id=None, message=notice))
     for problem in [*started.problems, *extensions.problems]:
         writer(p.InfoEvent(msg_id=None, message=problem))
     try:

@@ -61,7 +61,7 @@ class AgentSession:
         self.provider = provider
         self.emit = emit
         self.tools: dict[str, Tool] = {t.name: t for t in (tools or builtin_tools())}
-        self.workspace = Workspace(settings.workspace)
+        self.workspace = Workspace(settings.workspace, sandbox=settings.sandbox)
         self.policy = ApprovalPolicy(settings.mode, set(settings.allow_list))
         self.pending: dict[str, tuple[asyncio.Future[Decision], Tool]] = {}
         self.session = session

@@ -117,6 +117,8 @@ class Capabilities(_Wire):
     mcp_servers: dict[str, McpServerInfo] | None = Field(default=None, exclude_if=_absent)
     # tool name -> where it comes from, for tools beyond the built-in ones
     tools: dict[str, str] | None = Field(default=None, exclude_if=_absent)
+    # how Bash is confined: "bubblewrap" or "off" (docs/protocol.md)
+    sandbox: Literal["bubblewrap", "off"] | None = Field(default=None, exclude_if=_absent)
 
 
 class ReadyEvent(_Wire):

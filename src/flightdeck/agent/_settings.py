@@ -4,7 +4,8 @@ Precedence is CLI > environment > project `flightdeck.toml` > user
 `config.toml`. Keys (all optional) under `[agent]`: provider, model,
 max_tokens, max_turns, system_prompt, thinking_budget, allow_list, mode,
 sessions, max_retries, retry_delay, context_window (tokens; enables compaction,
-see `_compaction.py`). `[providers.<name>] base_url` sets a
+see `_compaction.py`), sandbox (a mode, or the `[agent.sandbox]` table of
+`tools/_sandbox.py`). `[providers.<name>] base_url` sets a
 provider's endpoint. `[mcp.servers.*]` is read by a later part and ignored.
 """
 
@@ -14,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
+
+from flightdeck.agent.tools import SandboxConfigError, SandboxSettings, parse_sandbox
 
 Mode = Literal["default", "auto_edit", "yolo"]
 MODES: tuple[Mode, ...] = ("default", "auto_edit", "yolo")
@@ -48,6 +51,7 @@ class AgentSettings:
     retry_delay: float = 1.0
     provider_options: dict[str, Any] = field(default_factory=dict)
     context_window: int | None = None
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
     def system(self) -> str:
         if self.system_prompt is not None:
@@ -95,6 +99,10 @@ def resolve_settings(
         raise SettingsError("[agent] allow_list must be a list of tool names or categories")
     thinking = pick("thinking_budget")
     options = {k: v for k, v in section.items() if k != "base_url"}
+    try:
+        sandbox = parse_sandbox(agent.get("sandbox"))
+    except SandboxConfigError as exc:
+        raise SettingsError(str(exc)) from None
     return AgentSettings(
         workspace=Path(flags.get("workspace") or ".").resolve(),
         provider=provider,
@@ -111,4 +119,5 @@ def resolve_settings(
         retry_delay=float(agent.get("retry_delay", 1.0)),
         provider_options=options,
         context_window=_optional_int(agent.get("context_window"), "context_window", 1024),
+        sandbox=sandbox,
     )

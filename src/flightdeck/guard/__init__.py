@@ -50,23 +50,32 @@ list; the innermost refusing layer's `Refused` (a `PermissionError`) is raised,
 worded "{owner}: {event} is outside {limit}". Recording layers keep events
 whatever the verdict. Hosts contacted and addresses learned are noted only
 for allowed events.
+
+Real isolation is bubblewrap's: `bwrap_path()` finds one that works here,
+for the launch layer's tool steps and the agent's Bash alike, and
+`EgressProxy` lets such a sandbox reach only the hosts it is allowed.
 """
 
 from __future__ import annotations
 
+from flightdeck.guard._bwrap import SandboxLayout, bwrap_path
+from flightdeck.guard._egress import EgressProxy
 from flightdeck.guard._events import Event, FileAccess
 from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
 from flightdeck.guard._policy import Policy, Refused, host_matches
 from flightdeck.guard._scope import FileScope, interpreter_roots
 
 __all__ = [
+    "EgressProxy",
     "Event",
     "FileAccess",
     "FileScope",
     "Layers",
     "Policy",
     "Refused",
+    "SandboxLayout",
     "active",
+    "bwrap_path",
     "enter",
     "host_matches",
     "install",

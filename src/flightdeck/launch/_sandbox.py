@@ -4,39 +4,19 @@ The sandbox is read-only system directories, a private `/tmp`, `/proc` and
 `/dev`, the step's mount path (read-only, holding `input.json`) and collect
 path (writable), a cleared environment, and its own empty network
 namespace (`--unshare-all`). A step whose sealed `lock.stepTrust` names
-hosts reaches them only through the host-side egress proxy (`_proxy.py`),
+hosts reaches them only through the host-side egress proxy (`guard/_egress.py`),
 whose Unix socket is bound into the sandbox.
 """
 
 from __future__ import annotations
 
-import functools
-import shutil
-import subprocess
 from pathlib import Path
 
-_SYSTEM_DIRS = ("/usr", "/etc", "/opt")
-_LINKS = (("usr/bin", "/bin"), ("usr/sbin", "/sbin"), ("usr/lib", "/lib"), ("usr/lib64", "/lib64"))
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+from flightdeck.guard import SandboxLayout, bwrap_path
 
-
-@functools.cache
-def bwrap_path() -> str | None:
-    """The bubblewrap binary, when present and able to create a sandbox here
-    (unprivileged user namespaces can be disabled on a host)."""
-    found = shutil.which("bwrap")
-    if found is None:
-        return None
-    try:
-        probe = subprocess.run(
-            [found, "--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return found if probe.returncode == 0 else None
+_SYSTEM_DIRS = SandboxLayout.SYSTEM_DIRS
+_LINKS = SandboxLayout.USR_LINKS
+SAFE_PATH = SandboxLayout.SAFE_PATH
 
 
 def bwrap_argv(
@@ -67,3 +47,6 @@ def bwrap_argv(
     for key, value in {"PATH": SAFE_PATH, "HOME": "/tmp", **env}.items():
         argv += ["--setenv", key, value]
     return [*argv, "--", *command]
+
+
+__all__ = ["SAFE_PATH", "bwrap_argv", "bwrap_path"]

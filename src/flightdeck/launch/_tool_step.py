@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from flightdeck.guard import EgressProxy
 from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._proxy import FORWARDER, PROXY_PORT, SOCKET_IN_SANDBOX, EgressProxy
 from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
@@ -95,11 +95,11 @@ async def _execute(
             # Network only through the proxy: the sandbox keeps an empty netns.
             socket_path = scratch / "egress.sock"
             await proxy.start(socket_path)
-            extra.append((socket_path, SOCKET_IN_SANDBOX))
-            url = f"http://127.0.0.1:{PROXY_PORT}"
+            extra.append((socket_path, EgressProxy.SOCKET_IN_SANDBOX))
+            url = f"http://127.0.0.1:{EgressProxy.PORT}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
                 sandbox_env[name] = url
-            command = ["python3", "-c", FORWARDER, *command]
+            command = ["python3", "-c", EgressProxy.FORWARDER, *command]
         argv = bwrap_argv(
             bwrap,
             command,

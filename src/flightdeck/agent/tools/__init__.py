@@ -17,6 +17,12 @@ from flightdeck.agent.tools._edit import EditTool
 from flightdeck.agent.tools._glob import GlobTool
 from flightdeck.agent.tools._grep import GrepTool
 from flightdeck.agent.tools._read import ReadTool
+from flightdeck.agent.tools._sandbox import (
+    SandboxConfigError,
+    SandboxSettings,
+    parse_sandbox,
+    sandbox_state,
+)
 from flightdeck.agent.tools._write import WriteTool
 
 
@@ -33,11 +39,15 @@ __all__ = [
     "GlobTool",
     "GrepTool",
     "ReadTool",
+    "SandboxConfigError",
+    "SandboxSettings",
     "Tool",
     "ToolFailure",
     "ToolOutput",
     "Workspace",
     "WriteTool",
     "builtin_tools",
+    "parse_sandbox",
+    "sandbox_state",
     "truncate",
 ]

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from flightdeck.agent.tools._sandbox import SandboxSettings
+
 Category = Literal["info", "edit", "exec", "mcp"]
 OutputType = Literal["text", "diff", "image"]
 
@@ -36,21 +38,21 @@ class Workspace:
     root: Path
     # resolved path -> (mtime_ns, size) when the file was last read or written
     seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    # how Bash (and ripgrep) are confined: `[agent.sandbox]`
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
 
-    def resolve(self, raw: str) -> Path:
-        """An absolute path inside the workspace; raises `ToolFailure` otherwise."""
-        if not raw:
-            raise ToolFailure("path is empty")
-        path = Path(os.path.expanduser(raw))
-        if not path.is_absolute():
-            path = self.root / path
-        resolved = path.resolve()
-        if resolved != self.root and not resolved.is_relative_to(self.root):
-            raise ToolFailure(f"{raw} is outside the workspace {self.root}; refused")
-        return resolved
+    def resolve(self, raw: str, name: str = "path") -> Path:
+        """The real path inside the workspace that `raw` names (links that stay
+        inside resolved); raises `ToolFailure` for anything else. For display
+        and walking starts only: files are opened through `_fs.beneath`."""
+        from flightdeck.agent.tools._fs import beneath, check_path_arg
+
+        check_path_arg(raw, name)
+        with beneath(self.root, raw) as loc:
+            return self.root / loc.rel
 
     def display(self, path: Path) -> str:
         """Path relative to the workspace, for diffs and listings."""
@@ -59,8 +61,7 @@ class Workspace:
         except ValueError:
             return str(path)
 
-    def remember(self, path: Path) -> None:
-        st = path.stat()
+    def remember(self, path: Path, st: os.stat_result) -> None:
         self.seen[path] = (st.st_mtime_ns, st.st_size)
 
 

@@ -7,6 +7,8 @@ kept: a CRLF file stays CRLF. The result is a unified diff.
 
 from __future__ import annotations
 
+import os
+import stat
 from typing import Any, ClassVar
 
 from flightdeck.agent.tools._base import (
@@ -18,7 +20,7 @@ from flightdeck.agent.tools._base import (
     arg_str,
     truncate,
 )
-from flightdeck.agent.tools._write import write_atomic
+from flightdeck.agent.tools._fs import beneath, check_path_arg, open_regular, read_all, write_at
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
@@ -61,35 +63,48 @@ class EditTool:
 
     async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
         raw_path = arg_str(args, "file_path")
-        path = ws.resolve(raw_path)
+        check_path_arg(raw_path, "file_path")
         old, new = arg_str(args, "old_string"), arg_str(args, "new_string")
         replace_all = arg_bool(args, "replace_all")
-        if not path.is_file():
-            raise ToolFailure(f"File not found: {raw_path}")
-        st = path.stat()
-        seen = ws.seen.get(path)
-        if seen is None:
-            raise ToolFailure(f"Read {raw_path} before editing it")
-        if seen != (st.st_mtime_ns, st.st_size):
-            raise ToolFailure(f"{raw_path} changed since it was last read; read it again")
-        if old == new:
-            raise ToolFailure("old_string and new_string are the same")
-        before = path.read_bytes().decode("utf-8")
-        crlf = "\r\n" in before and before.count("\r\n") == before.count("\n")
-        text = before.replace("\r\n", "\n") if crlf else before
-        if crlf:
-            old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
-        count = text.count(old) if old else 0
-        if count == 0:
-            raise ToolFailure(f"old_string was not found in {raw_path}")
-        if count > 1 and not replace_all:
-            raise ToolFailure(
-                f"old_string occurs {count} times in {raw_path}; give more context "
-                "or set replace_all"
-            )
-        edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        after = edited.replace("\n", "\r\n") if crlf else edited
-        write_atomic(path, after.encode("utf-8"))
-        ws.remember(path)
+        with beneath(ws.root, raw_path) as loc:
+            path = ws.root / loc.rel
+            fd, st = open_regular(loc, raw_path)
+            try:
+                seen = ws.seen.get(path)
+                if seen is None:
+                    raise ToolFailure(f"Read {raw_path} before editing it")
+                if seen != (st.st_mtime_ns, st.st_size):
+                    raise ToolFailure(f"{raw_path} changed since it was last read; read it again")
+                if old == new:
+                    raise ToolFailure("old_string and new_string are the same")
+                raw_bytes = read_all(fd)
+            finally:
+                os.close(fd)
+            try:
+                before = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ToolFailure(f"{raw_path} is not UTF-8 text; Edit cannot change it") from None
+            after = _replace(before, old, new, replace_all, raw_path)
+            try:
+                data = after.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ToolFailure("new_string is not valid Unicode text") from None
+            ws.remember(path, write_at(loc, raw_path, data, stat.S_IMODE(st.st_mode)))
         diff = unified_diff(before, after, ws.display(path))
         return ToolOutput(truncate(diff), output_type="diff", metadata={"file_path": str(path)})
+
+
+def _replace(before: str, old: str, new: str, replace_all: bool, raw_path: str) -> str:
+    crlf = "\r\n" in before and before.count("\r\n") == before.count("\n")
+    text = before.replace("\r\n", "\n") if crlf else before
+    if crlf:
+        old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    count = text.count(old) if old else 0
+    if count == 0:
+        raise ToolFailure(f"old_string was not found in {raw_path}")
+    if count > 1 and not replace_all:
+        raise ToolFailure(
+            f"old_string occurs {count} times in {raw_path}; give more context or set replace_all"
+        )
+    edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    return edited.replace("\n", "\r\n") if crlf else edited

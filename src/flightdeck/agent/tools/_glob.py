@@ -58,10 +58,13 @@ def _find(ws: Workspace, pattern: str, base: Path) -> str:
     # A pattern without a slash matches names at any depth, as ripgrep's globs do.
     anywhere = "/" not in pattern
     hits: list[tuple[float, Path]] = []
-    for path in walk_files(base, ws.root):
-        rel = path.relative_to(base).as_posix()
+    for found in walk_files(base, ws.root):
+        path = found.path
+        rel = path.relative_to(base).as_posix() if path != base else path.name
         if matcher.match(path.name if anywhere else rel):
-            hits.append((path.stat().st_mtime, path))
+            # A link is listed by name; its mtime is the link's own, so
+            # nothing about a target outside the workspace is looked at.
+            hits.append((found.mtime(), path))
     if not hits:
         return "No files found"
     hits.sort(key=lambda h: (-h[0], str(h[1])))

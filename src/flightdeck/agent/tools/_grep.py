@@ -1,13 +1,22 @@
 """Grep: search file contents by regular expression.
 
-Uses ripgrep when `rg` is on PATH, a Python search otherwise; both print the
-same shapes (`path`, `path:count`, `path:line:text` with `path-line-text`
-context lines) with paths relative to the workspace.
+Uses ripgrep when `rg` is on PATH and the sandbox works, a Python search
+otherwise; both print the same shapes (`path`, `path:count`, `path:line:text`
+with `path-line-text` context lines) with paths relative to the workspace.
+
+ripgrep follows a link given as its path argument and opens directories by
+path, so a directory swapped for a link while it walks would be searched. It
+therefore runs only inside the sandbox (`_sandbox.py`), where the workspace
+is mounted read-only and nothing outside it but a read-only /usr exists.
+The Python search walks through directory descriptors (`_walk.py`) and
+needs no sandbox.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -24,11 +33,13 @@ from flightdeck.agent.tools._base import (
 )
 from flightdeck.agent.tools._glob import glob_regex
 from flightdeck.agent.tools._read import looks_binary
+from flightdeck.agent.tools._sandbox import SAFE_PATH, sandbox_argv
 from flightdeck.agent.tools._walk import walk_files
 
 Mode = Literal["files_with_matches", "content", "count"]
 MODES: tuple[Mode, ...] = ("files_with_matches", "content", "count")
 MAX_FILES = 200
+MAX_CONTEXT = 1000  # lines of context either side
 
 
 def _python_grep(
@@ -41,16 +52,15 @@ def _python_grep(
 ) -> list[str]:
     name_filter = glob_regex(glob) if glob else None
     out: list[str] = []
-    for path in walk_files(base, ws.root, hidden=False):
+    for found in walk_files(base, ws.root, hidden=False):
+        path = found.path
         if name_filter and not name_filter.match(
             path.name if "/" not in (glob or "") else path.relative_to(base).as_posix()
         ):
             continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if looks_binary(data):
+        # As ripgrep does without --follow: links are not searched.
+        data = found.read()
+        if data is None or looks_binary(data):
             continue
         lines = data.decode("utf-8", errors="replace").splitlines()
         hits = [i for i, line in enumerate(lines) if regex.search(line)]
@@ -82,13 +92,31 @@ def _with_context(shown: str, lines: list[str], hits: list[int], ctx: tuple[int,
     return out
 
 
-async def _rg(rg: str, ws: Workspace, args: list[str], base: Path) -> list[str]:
+def _sandboxed_rg(ws: Workspace) -> tuple[str, str] | None:
+    """(bwrap, rg) when ripgrep can run confined; it must live under /usr, the
+    only directory its sandbox shows besides the workspace."""
+    import shutil
+
+    rg = shutil.which("rg")
+    bwrap = ws.sandbox.bwrap()
+    if rg is None or bwrap is None:
+        return None
+    rg = os.path.realpath(rg)
+    if not rg.startswith("/usr/"):
+        return None
+    return bwrap, rg
+
+
+async def _rg(tools: tuple[str, str], ws: Workspace, args: list[str], base: Path) -> list[str]:
     # Searching the root without naming it keeps paths free of a "./" prefix,
     # the same shape the Python search prints. `--no-require-git` applies
     # .gitignore outside a git checkout too; `--sort path` keeps output stable.
+    bwrap, rg = tools
     where = [] if base == ws.root else [ws.display(base)]
-    proc = await asyncio.create_subprocess_exec(
+    env = {"PATH": SAFE_PATH}
+    argv = [
         rg,
+        "--no-config",
         "--no-heading",
         "--with-filename",
         "--no-require-git",
@@ -99,14 +127,32 @@ async def _rg(rg: str, ws: Workspace, args: list[str], base: Path) -> list[str]:
         *args,
         "--",
         *where,
+    ]
+    confined = sandbox_argv(
+        bwrap, ws.root, argv, env=env, writable=False, network=False, system=("/usr",)
+    )
+    proc = await asyncio.create_subprocess_exec(
+        *confined,
         cwd=ws.root,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
-    out, err = await proc.communicate()
+    try:
+        out, err = await proc.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        raise
     if proc.returncode not in (0, 1):
         raise ToolFailure(err.decode("utf-8", errors="replace").strip() or "rg failed")
     return out.decode("utf-8", errors="replace").splitlines()
+
+
+def _context(value: int | None) -> int:
+    return min(max(value or 0, 0), MAX_CONTEXT)
 
 
 class GrepTool:
@@ -145,18 +191,18 @@ class GrepTool:
         if mode not in MODES:
             raise ToolFailure(f"output_mode must be one of {', '.join(MODES)}")
         ignore_case = arg_bool(args, "-i")
-        around = arg_int(args, "-C", 0) or 0
-        ctx = (arg_int(args, "-B", around) or 0, arg_int(args, "-A", around) or 0)
+        if "\x00" in pattern or (glob and "\x00" in glob):
+            raise ToolFailure("pattern and glob cannot contain a NUL byte")
+        around = _context(arg_int(args, "-C", 0))
+        ctx = (_context(arg_int(args, "-B", around)), _context(arg_int(args, "-A", around)))
         if not base.exists():
             raise ToolFailure(f"Path not found: {args.get('path')}")
-        import shutil
-
         try:
             regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
             raise ToolFailure(f"Invalid regular expression: {exc}") from None
         lines: list[str] | None = None
-        rg = shutil.which("rg")
+        rg = _sandboxed_rg(ws)
         if rg is not None:
             flags = ["-i"] if ignore_case else []
             flags += {"files_with_matches": ["-l"], "count": ["-c"], "content": ["-n"]}[mode]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from typing import Any, ClassVar
 
 from flightdeck.agent.tools._base import (
@@ -14,6 +15,7 @@ from flightdeck.agent.tools._base import (
     arg_str,
     truncate,
 )
+from flightdeck.agent.tools._fs import beneath, check_path_arg, is_dir_at, open_regular, read_all
 
 IMAGE_TYPES = {
     ".png": "image/png",
@@ -51,22 +53,26 @@ class ReadTool:
         return f"Read {args.get('file_path', '?')}"
 
     async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
-        path = ws.resolve(arg_str(args, "file_path"))
+        raw = arg_str(args, "file_path")
+        check_path_arg(raw, "file_path")
         offset = max(arg_int(args, "offset", 1) or 1, 1)
         limit = max(arg_int(args, "limit", DEFAULT_LIMIT) or DEFAULT_LIMIT, 1)
-        if path.is_dir():
-            raise ToolFailure(f"{args['file_path']} is a directory")
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ToolFailure(f"File not found: {args['file_path']}") from None
+        with beneath(ws.root, raw) as loc:
+            if is_dir_at(loc):
+                raise ToolFailure(f"{raw} is a directory")
+            fd, st = open_regular(loc, raw)
+            try:
+                data = read_all(fd)
+            finally:
+                os.close(fd)
+            path = ws.root / loc.rel
         media = IMAGE_TYPES.get(path.suffix.lower())
         if media is not None:
             encoded = base64.b64encode(data).decode("ascii")
             return ToolOutput(encoded, output_type="image", media_type=media)
         if looks_binary(data):
-            raise ToolFailure(f"{args['file_path']} is a binary file ({len(data)} bytes)")
-        ws.remember(path)
+            raise ToolFailure(f"{raw} is a binary file ({len(data)} bytes)")
+        ws.remember(path, st)
         lines = data.decode("utf-8", errors="replace").splitlines()
         if not lines:
             return ToolOutput("(empty file)")

@@ -1,32 +1,13 @@
-"""Write: create or replace a file atomically (temp file + rename)."""
+"""Write: create or replace a file atomically (temp file + rename), through
+the workspace's directory descriptors (`_fs.py`)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import stat
 from typing import Any, ClassVar
 
-from flightdeck.agent.tools._base import Category, ToolOutput, Workspace, arg_str
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` so a reader sees the old or the new content, never a mix."""
-    import tempfile  # on first write, not at agent start-up
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+from flightdeck.agent.tools._base import Category, ToolFailure, ToolOutput, Workspace, arg_str
+from flightdeck.agent.tools._fs import beneath, check_path_arg, lstat_at, write_at
 
 
 class WriteTool:
@@ -46,10 +27,20 @@ class WriteTool:
         return f"Write to {args.get('file_path', '?')}"
 
     async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
-        path = ws.resolve(arg_str(args, "file_path"))
+        raw = arg_str(args, "file_path")
+        check_path_arg(raw, "file_path")
         content = arg_str(args, "content")
-        existed = path.exists()
-        write_atomic(path, content.encode("utf-8"))
-        ws.remember(path)
-        verb = "Updated" if existed else "Created"
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ToolFailure("argument content is not valid Unicode text") from None
+        with beneath(ws.root, raw, create_dirs=True) as loc:
+            old = lstat_at(loc)
+            if old is not None and not stat.S_ISREG(old.st_mode):
+                raise ToolFailure(f"{raw} exists and is not a regular file")
+            mode = stat.S_IMODE(old.st_mode) if old is not None else None
+            st = write_at(loc, raw, data, mode)
+            path = ws.root / loc.rel
+        ws.remember(path, st)
+        verb = "Updated" if old is not None else "Created"
         return ToolOutput(f"{verb} {ws.display(path)} ({len(content)} characters)")

@@ -1,4 +1,6 @@
-"""The host-side egress proxy for tool steps whose sealed reach names hosts.
+"""The host-side egress proxy for sandboxed commands allowed to reach only
+some hosts: the launch layer's tool steps whose sealed reach names hosts,
+and the agent's Bash under `[agent.sandbox] network = [hosts]`.
 
 The sandbox keeps its own empty network namespace (`--unshare-net`: only a
 loopback device), so nothing inside can reach the network directly. The
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 PROXY_PORT = 3128
@@ -54,6 +57,12 @@ os.execvp(sys.argv[1], sys.argv[1:])
 
 @dataclass
 class EgressProxy:
+    # What a sandbox needs to reach the proxy: the relay to run inside, the
+    # port it listens on there, and where the proxy's socket is bound.
+    FORWARDER: ClassVar[str] = FORWARDER
+    PORT: ClassVar[int] = PROXY_PORT
+    SOCKET_IN_SANDBOX: ClassVar[str] = SOCKET_IN_SANDBOX
+
     hosts: frozenset[str]
     contacted: list[str] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
@@ -111,3 +120,6 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
     finally:
         with contextlib.suppress(OSError):
             writer.close()
+
+
+__all__ = ["EgressProxy"]
