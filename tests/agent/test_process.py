@@ -56,6 +56,12 @@ def test_spec_3_1_ready_first_then_3_2_message_turn(server: FakeLLMServer, ws: P
             "tool_approval": True,
             "thinking": False,
             "mcp": False,
+            # aionrs's additions, always present (docs/protocol.md)
+            "image_input": "unknown",
+            "effort": False,
+            "effort_levels": [],
+            "modes": ["default", "auto_edit", "yolo"],
+            "current_mode": "default",
         }
         agent.send(msg("m1", "Hello"))
         events = agent.until("stream_end")

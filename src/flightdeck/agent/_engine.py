@@ -154,9 +154,9 @@ class AgentSession:
             return
         content.extend(b for b in attached if isinstance(b, ImageBlock))
         content.extend(b for b in attached if isinstance(b, TextBlock))
-        content.append(TextBlock(command.input))
+        content.append(TextBlock(command.text))
         self._had_message = True
-        self._write_title(command.input)
+        self._write_title(command.text)
         user = Message("user", content)
         self._task = asyncio.create_task(self._run_turn(command.msg_id, user))
 

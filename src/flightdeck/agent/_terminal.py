@@ -17,6 +17,7 @@ from rich.markdown import Markdown
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._app import SetupError, start
+from flightdeck.agent._decode import read_command
 
 
 class _View:
@@ -69,7 +70,7 @@ async def _render_turn(view: _View, handle: Any) -> None:
         if isinstance(event, p.ThinkingEvent):
             console.print(f"[dim italic]{event.text}[/]", end="")
         elif isinstance(event, p.ToolRequestEvent):
-            await handle(p.read_command(_json(await _ask(console, event))))
+            await handle(read_command(_json(await _ask(console, event))))
         elif isinstance(event, p.ToolRunningEvent):
             console.print(f"[cyan]> {event.tool_name}[/] running")
         elif isinstance(event, p.ToolResultEvent):
