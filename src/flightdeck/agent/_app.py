@@ -74,11 +74,19 @@ def open_session(
             raise SetupError("sessions are disabled in the configuration ([agent] sessions)")
         return None, Loaded()
     store = SessionStore(sessions_root())
+    meta = {"provider": settings.provider, "model": model, "workspace": str(settings.workspace)}
     try:
         if resume:
-            session = store.open(resume)
+            try:
+                session = store.open(resume)
+            except SessionError as exc:
+                # AionUi resumes by its conversation id and, when that fails,
+                # starts again with --session-id: do that here, with an info.
+                fresh = None if resume == "latest" else resume
+                loaded = Loaded()
+                loaded.problems.append(f"{exc}; starting it as a new session")
+                return store.create(fresh, **meta), loaded
             return session, session.load(repair=True)
-        meta = {"provider": settings.provider, "model": model, "workspace": str(settings.workspace)}
         return store.create(session_id, **meta), Loaded()
     except SessionError as exc:
         raise SetupError(str(exc)) from None
@@ -96,7 +104,14 @@ def start(flags: Mapping[str, Any], emit: Emit, env: Mapping[str, str] | None = 
     provider, model = make_provider(settings, env)
     settings = _with_model(settings, model)
     session, loaded = open_session(settings, flags.get("session_id"), flags.get("resume"), model)
-    agent = AgentSession(settings, provider, emit, session=session, loaded=loaded)
+    agent = AgentSession(
+        settings,
+        provider,
+        emit,
+        session=session,
+        loaded=loaded,
+        provider_factory=lambda changed: make_provider(changed, env)[0],
+    )
     return Started(agent, list(loaded.problems))
 
 

@@ -158,6 +158,9 @@ class SubAgent(AgentSession):
         self.pending = parent.pending
         self.workspace = parent.workspace
 
+    def input_closed(self) -> bool:
+        return self.parent.input_closed()
+
     async def work(self, prompt: str) -> tuple[bool, str]:
         """Run the task to the end: (succeeded, final answer or what went wrong).
         Its model usage counts in the parent turn's `stream_end.usage`."""

@@ -121,12 +121,15 @@ async def serve(
     *,
     on_stop_signal: Callable[[Callable[[], None]], None] | None = None,
 ) -> None:
-    """Feed lines to the session until EOF (or a stop signal), then close it."""
+    """Feed lines to the session. At end of input the running (and queued)
+    turns finish, their pending approvals denied; a stop signal cancels at
+    once, also while they finish. Then the session is closed."""
     done = asyncio.Event()
     if on_stop_signal is not None:
         on_stop_signal(done.set)
     iterator = aiter(lines)
     stopper = asyncio.create_task(done.wait())
+    end_of_input = False
     try:
         while True:
             reader = asyncio.ensure_future(anext(iterator))
@@ -137,11 +140,18 @@ async def serve(
             try:
                 line = reader.result()
             except StopAsyncIteration:
+                end_of_input = True
                 break
             if isinstance(line, p.ProtocolProblem):
                 await session.handle(line)
             elif line.strip():
                 await session.handle(read_command(line))
+        if end_of_input:
+            finishing = asyncio.ensure_future(session.finish_input())
+            await asyncio.wait({finishing, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if not finishing.done():
+                finishing.cancel()
+                await asyncio.gather(finishing, return_exceptions=True)
     finally:
         stopper.cancel()
         await session.close()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.agent import _protocol as p
-from flightdeck.agent._approval import Decision
+from flightdeck.agent._approval import CLOSED_INPUT, Decision
 from flightdeck.agent._compaction import fit_context
 from flightdeck.agent.tools import Tool, ToolFailure, ToolOutput
 from flightdeck.llm import (
@@ -157,12 +157,12 @@ class Turn:
             # A tool may insist on asking every time (a manifest action's `approval`).
             always_ask = bool(getattr(tool, "always_ask", False))
             if tool is None or (
-                not always_ask and self.s.policy.auto_approves(tool.name, tool.category)
+                not always_ask and self.s.policy.auto_approves(tool.name, tool.category, call.input)
             ):
                 waits.append(None)
                 continue
             future: asyncio.Future[Decision] = loop.create_future()
-            self.s.pending[call.id] = (future, tool)
+            self.s.pending[call.id] = (future, tool, call.input)
             waits.append(future)
             info = p.ToolInfo(
                 name=tool.name,
@@ -171,6 +171,8 @@ class Turn:
                 description=tool.summary(call.input),
             )
             self.emit(p.ToolRequestEvent(msg_id=self.state.msg_id, call_id=call.id, tool=info))
+            if self.s.input_closed():  # nobody is left to answer
+                future.set_result(Decision(False, CLOSED_INPUT))
         try:
             await asyncio.gather(*(self._settle(c, w) for c, w in zip(calls, waits, strict=True)))
         finally:
