@@ -20,7 +20,11 @@ FLIGHTDECK = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "flight
 
 class AgentProcess:
     def __init__(
-        self, *args: str, env: dict[str, str] | None = None, workspace: Path | None = None
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        workspace: Path | None = None,
+        cwd: Path | None = None,
     ) -> None:
         full_env = dict(os.environ)
         full_env.update(env or {})
@@ -33,6 +37,7 @@ class AgentProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=full_env,
+            cwd=cwd,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.raw: list[bytes] = []

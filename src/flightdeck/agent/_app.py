@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from flightdeck.agent._aionrs_compat import FILE, merge, read_compat
 from flightdeck.agent._engine import AgentSession, Emit
 from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_settings
 from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
@@ -41,7 +42,10 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> AgentSett
         raise SetupError(f"workspace {workspace} is not a directory")
     try:
         config = load_config(workspace)
-        return resolve_settings({**flags, "workspace": str(workspace)}, env, config.data)
+        data: Mapping[str, Any] = config.data
+        if (workspace / FILE).is_file():  # AionUi's provider compat settings
+            data = merge(data, read_compat(workspace)[0])
+        return resolve_settings({**flags, "workspace": str(workspace)}, env, data)
     except (ConfigError, SettingsError) as exc:
         raise SetupError(str(exc)) from None
 
@@ -112,7 +116,8 @@ def start(flags: Mapping[str, Any], emit: Emit, env: Mapping[str, str] | None = 
         loaded=loaded,
         provider_factory=lambda changed: make_provider(changed, env)[0],
     )
-    return Started(agent, list(loaded.problems))
+    compat_problems = read_compat(settings.workspace)[1]
+    return Started(agent, [*compat_problems, *loaded.problems])
 
 
 def _with_model(settings: AgentSettings, model: str) -> AgentSettings:

@@ -29,28 +29,32 @@ SHELL_TOOL = "Bash"
 CLOSED_INPUT = "client closed input"
 # Substitutions run commands the root-command view cannot see.
 _HIDDEN_COMMANDS = re.compile(r"`|\$\(|<\(|>\(")
-_SEPARATORS = re.compile(r"\|\||&&|[;|&\n]")
+_OPERATOR_CHARS = frozenset(";&|")
 
 
 def root_commands(command: str) -> frozenset[str] | None:
     """The root command of each part of a shell command line (`ls -l | wc`
     -> {ls, wc}), or None when they cannot all be seen (a substitution, a
-    leading variable assignment, unbalanced quotes, an empty part)."""
+    leading variable assignment, unbalanced quotes, nothing at all)."""
     if _HIDDEN_COMMANDS.search(command):
         return None
+    # Newlines separate commands; shlex would take them for spaces.
+    lexer = shlex.shlex(command.replace("\n", ";"), posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes
+        return None
     roots: set[str] = set()
-    for part in _SEPARATORS.split(command):
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            return None
-        if not words:
-            if part.strip():
+    starts_part = True
+    for token in tokens:
+        if token and set(token) <= _OPERATOR_CHARS:
+            starts_part = True
+        elif starts_part:
+            if "=" in token:
                 return None
-            continue
-        if "=" in words[0]:
-            return None
-        roots.add(words[0])
+            roots.add(token)
+            starts_part = False
     return frozenset(roots) or None
 
 
