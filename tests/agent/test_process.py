@@ -325,16 +325,21 @@ def test_resume_after_kill_9_mid_turn(server: FakeLLMServer, ws: Path) -> None:
         agent.until("tool_request")
         agent.signal(signal.SIGKILL)
         agent.wait()
-    server.add(Turn(text="resumed"))
+    server.add(Turn(text="denied then"), Turn(text="resumed"))
     with anthropic(server, ws, "--resume", "latest") as agent:
         assert agent.next()["session_id"] == "crash"
+        # the approval awaited when the process died is asked again (issue 13)
+        asked = agent.until("tool_request")
+        assert asked[0] == {"type": "stream_start", "msg_id": "m2"}
+        agent.send({"type": "tool_deny", "call_id": asked[-1]["call_id"]})
+        agent.until("stream_end")
         agent.send(msg("m3", "Continue"))
         agent.until("stream_end")
     sent = server.requests[-1]["messages"]
     flat = json.dumps(sent)
     assert "What is the answer?" in flat and "The answer is 42." in flat
     assert "Now run something" in flat and "Continue" in flat
-    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert [m["role"] for m in sent] == ["user", "assistant"] * 3 + ["user"]
 
 
 def test_sigterm_mid_turn_saves_and_exits_zero(server: FakeLLMServer, ws: Path) -> None:

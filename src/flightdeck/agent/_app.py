@@ -152,6 +152,7 @@ async def run_json_stream(
     writer(extensions.decorate(session.ready_event()))
     for problem in [*started.problems, *extensions.problems]:
         writer(p.InfoEvent(msg_id=None, message=problem))
+    session.resume_pending()  # approvals awaited when the process ended are asked again
     try:
         await serve(session, read_lines(stdin), on_stop_signal=sigterm_hook)
     finally:

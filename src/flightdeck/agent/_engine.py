@@ -74,6 +74,7 @@ class AgentSession:
         loaded = loaded or Loaded()
         self.history: list[Message] = list(loaded.history)
         self.context: list[str] = list(loaded.context)
+        self._resumable = loaded.pending
         self._task: asyncio.Task[None] | None = None
         self._had_message = False
         # messages received while a turn ran, run in order after it
@@ -115,6 +116,31 @@ class AgentSession:
         if self.session is not None and messages:
             try:
                 self.session.append_messages(messages)
+            except OSError as exc:
+                self.error(None, "internal_error", f"could not save the session: {exc}")
+
+    def persist_pending(self, msg_id: str, reply: Message) -> None:
+        """Tools of `reply` wait for approval: record it so a resume re-asks."""
+        if self.session is not None:
+            try:
+                self.session.record_pending(msg_id, reply)
+            except OSError as exc:
+                self.error(None, "internal_error", f"could not save the session: {exc}")
+
+    def resume_pending(self) -> None:
+        """After `ready` of a resumed session: a reply whose approvals were
+        awaited when the process ended is settled again (its tool_requests
+        are sent again) in a turn under its original msg_id."""
+        pending, self._resumable = self._resumable, None
+        if pending is not None and not self.busy:
+            self._had_message = True
+            self._task = asyncio.create_task(self._run_turn(pending[0], None, pending[1]))
+
+    def persist_compaction(self) -> None:
+        """Compaction changed the history: record it so a resume continues from it."""
+        if self.session is not None:
+            try:
+                self.session.record_compaction(self.history)
             except OSError as exc:
                 self.error(None, "internal_error", f"could not save the session: {exc}")
 
@@ -277,16 +303,19 @@ class AgentSession:
 
     # ---- the turn -------------------------------------------------------------
 
-    async def _run_turn(self, msg_id: str, user: Message) -> None:
+    async def _run_turn(
+        self, msg_id: str, user: Message | None, pending: Message | None = None
+    ) -> None:
         self._apply_pending_config()
         state = TurnState(msg_id)
         turn = Turn(self, state)
         self.current_msg_id = msg_id
         self.current_state = state
         self.emit(p.StreamStartEvent(msg_id=msg_id))
-        self.commit([user])
+        if user is not None:
+            self.commit([user])
         try:
-            await turn.run()
+            await turn.run(pending)
         except asyncio.CancelledError:
             self.commit(turn.interrupted())
         except Exception as exc:  # a bug must end the turn, not the process
