@@ -174,6 +174,9 @@ class SubAgent(AgentSession):
                 parent.usage = parent.usage + state.usage
         answer = _last_answer(self.history)
         if answer:
+            # The sub-agent's own text reaches the client too, not only the model.
+            message = f"[sub-agent {self.task_name}] {answer}"
+            self.parent.emit(p.InfoEvent(msg_id=self.msg_id, message=message))
             return True, answer
         reason = "; ".join(self.problems) or "it gave no answer"
         return False, f"(sub-agent {self.task_name} failed: {reason})"
