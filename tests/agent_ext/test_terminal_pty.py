@@ -33,15 +33,17 @@ class Terminal:
             os.execve(argv[0], [*argv, *extra], env)
         self.pid, self.fd = pid, fd
         self.seen = b""
+        self.pos = 0  # where the next expect starts looking
 
     def text(self) -> str:
         return _ANSI.sub(b"", self.seen).decode(errors="replace")
 
     def expect(self, needle: str, timeout: float = 30.0) -> str:
-        """Read until `needle` appears after what was already matched."""
-        start = len(self.text())
+        """Read until `needle` appears after the previous match; return the
+        text from there up to and including it."""
+        start = self.pos
         deadline = time.monotonic() + timeout
-        while needle not in self.text()[start:]:
+        while (found := self.text().find(needle, start)) < 0:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"{needle!r} not shown; got:\n{self.text()[start:]}")
@@ -54,7 +56,8 @@ class Terminal:
                 if not chunk:
                     raise AssertionError(f"exited before {needle!r}:\n{self.text()[start:]}")
                 self.seen += chunk
-        return self.text()[start:]
+        self.pos = found + len(needle)
+        return self.text()[start : self.pos]
 
     def type(self, text: str) -> None:
         os.write(self.fd, text.encode())
