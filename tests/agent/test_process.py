@@ -472,16 +472,20 @@ def test_terminal_mode_chats_and_asks_for_approval(server: FakeLLMServer, ws: Pa
     assert (ws / "t.txt").read_text() == "x"
 
 
-def test_spec_3_5_eof_mid_turn_cancels_saves_and_exits_zero(
+def test_spec_3_5_eof_mid_turn_finishes_the_turn_saves_and_exits_zero(
     server: FakeLLMServer, ws: Path
 ) -> None:
-    server.add(Turn(text="z" * 300, delta_size=1, delta_delay=0.05))
+    """End of input lets the running turn finish (issue 13: a piped message
+    prints its answer), then the process exits 0."""
+    server.add(Turn(text="z" * 300, delta_size=1, delta_delay=0.01))
     with anthropic(server, ws, "--session-id", "eof") as agent:
         agent.next()
         agent.send(msg("m1", "tell me a long story"))
         agent.until("text_delta")
         agent.close_stdin()
-        assert agent.until("stream_end")[-1]["msg_id"] == "m1"
+        events = agent.until("stream_end")
+        assert events[-1]["msg_id"] == "m1"
+        assert "".join(e.get("text", "") for e in events) == "z" * 300  # not cancelled
         assert agent.wait() == 0
     from flightdeck.agent import SessionStore
     from flightdeck.agent._app import sessions_root
