@@ -481,9 +481,9 @@ def test_spec_3_5_eof_mid_turn_finishes_the_turn_saves_and_exits_zero(
     with anthropic(server, ws, "--session-id", "eof") as agent:
         agent.next()
         agent.send(msg("m1", "tell me a long story"))
-        agent.until("text_delta")
+        events = agent.until("text_delta")
         agent.close_stdin()
-        events = agent.until("stream_end")
+        events += agent.until("stream_end")
         assert events[-1]["msg_id"] == "m1"
         assert "".join(e.get("text", "") for e in events) == "z" * 300  # not cancelled
         assert agent.wait() == 0
