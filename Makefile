@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test lint typecheck unit bench clean
+.PHONY: fuzz-protocol
 
 setup: $(STAMP)
 
@@ -35,6 +36,10 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+
+# 10,000 malformed protocol lines through a real agent process (not CI).
+fuzz-protocol: $(STAMP)
+	$(BIN)/python scripts/fuzz_protocol.py --lines 10000
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

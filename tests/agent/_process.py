@@ -24,7 +24,11 @@ SANDBOX_NOTICE = "Bash runs without a sandbox"
 
 class AgentProcess:
     def __init__(
-        self, *args: str, env: dict[str, str] | None = None, workspace: Path | None = None
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        workspace: Path | None = None,
+        cwd: Path | None = None,
     ) -> None:
         full_env = dict(os.environ)
         full_env.update(env or {})
@@ -37,6 +41,7 @@ class AgentProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=full_env,
+            cwd=cwd,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.raw: list[bytes] = []

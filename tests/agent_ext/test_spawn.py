@@ -71,6 +71,9 @@ def test_spawn_subagent_write_raises_named_tool_request_in_default_mode(tmp_path
         results = [e for e in events if isinstance(e, p.ToolResultEvent)]
         assert [r.call_id for r in results] == ["writer/w1", "s1"]
         assert results[1].output == "## writer\nI wrote a.txt."
+        # the sub-agent's text reaches the client, not only the model (issue 13)
+        infos = [e.message for e in events if isinstance(e, p.InfoEvent)]
+        assert "[sub-agent writer] I wrote a.txt." in infos
         assert (tmp_path / "a.txt").read_text() == "A\n"
         assert last_result_text(h) == "## writer\nI wrote a.txt."
         end = events[-1]  # usage: two parent calls and two sub-agent calls

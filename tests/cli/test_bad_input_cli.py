@@ -266,8 +266,9 @@ CASES = [
     # agent: setup failures are protocol `error` events on stdout
     Case("agent-no-api-key", ("agent", "--json-stream"), 1,
          ('"type":"error"', "config_error", "ANTHROPIC_API_KEY")),
-    Case("agent-resume-unknown", ("agent", "--json-stream", "--resume", "nosuch"), 1,
-         ('"type":"error"', "not found"), env={"ANTHROPIC_API_KEY": "x"}),
+    # an unknown but valid id starts fresh (issue 13); an invalid one cannot
+    Case("agent-resume-unknown", ("agent", "--json-stream", "--resume", "../nosuch"), 1,
+         ('"type":"error"', "invalid session id"), env={"ANTHROPIC_API_KEY": "x"}),
     Case("agent-workspace-is-a-file", ("agent", "--json-stream", "--workspace", "TOOL.md"), 1,
          ('"type":"error"', "not a directory"), env={"ANTHROPIC_API_KEY": "x"}),
     Case("agent-home-is-a-file", ("agent", "--json-stream"), 1,
@@ -280,7 +281,7 @@ CASES = [
          ('"type":"error"', "session store"), damage=_data_is_a_file,
          env={"ANTHROPIC_API_KEY": "x"}),
     Case("agent-resume-id-not-utf8", ("agent", "--json-stream", "--resume", "\udcff"), 1,
-         ('"type":"error"', "not found"), env={"ANTHROPIC_API_KEY": "x"}),
+         ('"type":"error"', "invalid session id"), env={"ANTHROPIC_API_KEY": "x"}),
     Case("launch-resume-id-not-utf8", ("launch", "--resume", "\udcff"), 2,
          ("not valid UTF-8",)),
     # sessions

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from flightdeck.agent._aionrs_compat import FILE, merge, read_compat
 from flightdeck.agent._engine import AgentSession, Emit
 from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_settings
 from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
@@ -41,7 +42,10 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> AgentSett
         raise SetupError(f"workspace {workspace} is not a directory")
     try:
         config = load_config(workspace)
-        return resolve_settings({**flags, "workspace": str(workspace)}, env, config.data)
+        data: Mapping[str, Any] = config.data
+        if (workspace / FILE).is_file():  # AionUi's provider compat settings
+            data = merge(data, read_compat(workspace)[0])
+        return resolve_settings({**flags, "workspace": str(workspace)}, env, data)
     except (ConfigError, SettingsError) as exc:
         raise SetupError(str(exc)) from None
 
@@ -74,11 +78,19 @@ def open_session(
             raise SetupError("sessions are disabled in the configuration ([agent] sessions)")
         return None, Loaded()
     store = SessionStore(sessions_root())
+    meta = {"provider": settings.provider, "model": model, "workspace": str(settings.workspace)}
     try:
         if resume:
-            session = store.open(resume)
+            try:
+                session = store.open(resume)
+            except SessionError as exc:
+                # AionUi resumes by its conversation id and, when that fails,
+                # starts again with --session-id: do that here, with an info.
+                fresh = None if resume == "latest" else resume
+                loaded = Loaded()
+                loaded.problems.append(f"{exc}; starting it as a new session")
+                return store.create(fresh, **meta), loaded
             return session, session.load(repair=True)
-        meta = {"provider": settings.provider, "model": model, "workspace": str(settings.workspace)}
         return store.create(session_id, **meta), Loaded()
     except SessionError as exc:
         raise SetupError(str(exc)) from None
@@ -96,8 +108,16 @@ def start(flags: Mapping[str, Any], emit: Emit, env: Mapping[str, str] | None = 
     provider, model = make_provider(settings, env)
     settings = _with_model(settings, model)
     session, loaded = open_session(settings, flags.get("session_id"), flags.get("resume"), model)
-    agent = AgentSession(settings, provider, emit, session=session, loaded=loaded)
-    return Started(agent, list(loaded.problems))
+    agent = AgentSession(
+        settings,
+        provider,
+        emit,
+        session=session,
+        loaded=loaded,
+        provider_factory=lambda changed: make_provider(changed, env)[0],
+    )
+    compat_problems = read_compat(settings.workspace)[1]
+    return Started(agent, [*compat_problems, *loaded.problems])
 
 
 def _probe_bubblewrap() -> None:
@@ -154,6 +174,7 @@ async def run_json_stream(
         writer(p.InfoEvent(msg_id=None, message=notice))
     for problem in [*started.problems, *extensions.problems]:
         writer(p.InfoEvent(msg_id=None, message=problem))
+    session.resume_pending()  # approvals awaited when the process ended are asked again
     try:
         await serve(session, read_lines(stdin), on_stop_signal=sigterm_hook)
     finally:

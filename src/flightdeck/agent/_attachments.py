@@ -1,5 +1,6 @@
-"""Files attached to a `message`: images become image content, anything else
-is attached as text with its path."""
+"""Files attached to a `message`: images become image content, text files are
+attached as text with their path, and other binary files (a PDF, an archive)
+are listed by path, as aionrs does, so the model knows they exist."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ class AttachmentError(Exception):
     """An attached file cannot be read."""
 
 
-def attach(raw: str, workspace: Path) -> TextBlock | ImageBlock:
+def attach(raw: str, workspace: Path, *, images: bool = True) -> TextBlock | ImageBlock:
+    """`images=False` (set_config image_input "unsupported") lists images by path too."""
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = workspace / path
@@ -27,9 +29,10 @@ def attach(raw: str, workspace: Path) -> TextBlock | ImageBlock:
     except (FileNotFoundError, IsADirectoryError, PermissionError, NotADirectoryError):
         raise AttachmentError(f"attached file cannot be read: {raw}") from None
     media = IMAGE_TYPES.get(path.suffix.lower())
-    if media is not None:
+    if media is not None and images:
         return ImageBlock(media, base64.b64encode(data).decode("ascii"))
-    if looks_binary(data):
-        raise AttachmentError(f"attached file is binary and not an image: {raw}")
+    if media is not None or looks_binary(data):
+        kind = media or "binary"
+        return TextBlock(f'<attached_file path="{path}" type="{kind}" size="{len(data)}" />')
     text = data.decode("utf-8", errors="replace")
     return TextBlock(f'<attached_file path="{path}">\n{text}\n</attached_file>')

@@ -13,8 +13,9 @@ minus `max_tokens` kept for the reply):
 
 Each step that changes the history is announced with `info`. Sizes are
 estimated cheaply, at four characters per token (images count a fixed
-amount). Compaction changes the in-memory history only: the session file
-keeps every message, so a resumed session compacts again when it needs to.
+amount). Each compaction is recorded in the session file (a `compacted`
+record holding the history as compacted); a resumed session continues from
+the last one instead of compacting the full transcript again.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ async def fit_context(session: AgentSession, state: TurnState) -> bool:
             f"{cleared} older tool result(s), now ~{after} tokens.",
         )
         used = after
+        session.persist_compaction()
     if used > trigger:
         done = await summarise_oldest(session, state, budget)
         if done:
@@ -115,6 +117,7 @@ async def fit_context(session: AgentSession, state: TurnState) -> bool:
                 f"summarised {done} older message(s) into one, now ~{after} tokens.",
             )
             used = after
+            session.persist_compaction()
     if used <= budget:
         return True
     session.error(

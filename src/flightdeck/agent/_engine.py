@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import sys
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Any
 
+from flightdeck.agent import _live_config as live
 from flightdeck.agent import _protocol as p
-from flightdeck.agent._approval import ApprovalPolicy, Decision
+from flightdeck.agent._approval import CLOSED_INPUT, ApprovalPolicy, Decision
 from flightdeck.agent._attachments import AttachmentError, attach
 from flightdeck.agent._settings import AgentSettings
 from flightdeck.agent._store import Loaded, Session
@@ -32,6 +35,7 @@ from flightdeck.llm import (
 )
 
 Emit = Callable[[p.Event], None]
+ProviderFactory = Callable[[AgentSettings], Provider]
 
 
 def normalize(history: Sequence[Message]) -> list[Message]:
@@ -56,6 +60,7 @@ class AgentSession:
         tools: Sequence[Tool] | None = None,
         session: Session | None = None,
         loaded: Loaded | None = None,
+        provider_factory: ProviderFactory | None = None,
     ) -> None:
         self.settings = settings
         self.provider = provider
@@ -63,13 +68,24 @@ class AgentSession:
         self.tools: dict[str, Tool] = {t.name: t for t in (tools or builtin_tools())}
         self.workspace = Workspace(settings.workspace, sandbox=settings.sandbox)
         self.policy = ApprovalPolicy(settings.mode, set(settings.allow_list))
-        self.pending: dict[str, tuple[asyncio.Future[Decision], Tool]] = {}
+        # call_id -> (decision, tool, the call's arguments as shown to the client)
+        self.pending: dict[str, tuple[asyncio.Future[Decision], Tool, dict[str, Any]]] = {}
         self.session = session
         loaded = loaded or Loaded()
         self.history: list[Message] = list(loaded.history)
         self.context: list[str] = list(loaded.context)
+        self._resumable = loaded.pending
         self._task: asyncio.Task[None] | None = None
         self._had_message = False
+        # messages received while a turn ran, run in order after it
+        self._queue: deque[tuple[str, Message]] = deque()
+        self._input_closed = False
+        # set_config: what the next turn uses, and how to rebuild the provider
+        self.live = live.initial(settings)
+        self._pending_config: live.Update | None = None
+        self._provider_factory = provider_factory
+        # MCP connections added with add_mcp_server, closed with the session
+        self.extra_mcp: list[Any] = []
         # the msg_id of the running turn (Spawn labels sub-agent events with it)
         self.current_msg_id: str | None = None
         # the running turn's state (Spawn adds its sub-agents' usage to it)
@@ -77,14 +93,14 @@ class AgentSession:
 
     # ---- outward ------------------------------------------------------------
 
+    def capabilities(self) -> p.Capabilities:
+        has_mcp = any(t.category == "mcp" for t in self.tools.values())
+        return live.capabilities(self.settings, self.live, self.policy.mode, has_mcp)
+
     def ready_event(self) -> p.ReadyEvent:
         # Built without validation (the values are ours and typed): validating
         # would build the models' schemas, ~15 ms before the first line.
-        caps = p.Capabilities.model_construct(
-            tool_approval=True,
-            thinking=self.settings.thinking_budget is not None,
-            mcp=False,
-        )
+        caps = self.capabilities()
         session_id = self.session.id if self.session else None
         return p.ReadyEvent.model_construct(session_id=session_id, capabilities=caps)
 
@@ -100,6 +116,31 @@ class AgentSession:
         if self.session is not None and messages:
             try:
                 self.session.append_messages(messages)
+            except OSError as exc:
+                self.error(None, "internal_error", f"could not save the session: {exc}")
+
+    def persist_pending(self, msg_id: str, reply: Message) -> None:
+        """Tools of `reply` wait for approval: record it so a resume re-asks."""
+        if self.session is not None:
+            try:
+                self.session.record_pending(msg_id, reply)
+            except OSError as exc:
+                self.error(None, "internal_error", f"could not save the session: {exc}")
+
+    def resume_pending(self) -> None:
+        """After `ready` of a resumed session: a reply whose approvals were
+        awaited when the process ended is settled again (its tool_requests
+        are sent again) in a turn under its original msg_id."""
+        pending, self._resumable = self._resumable, None
+        if pending is not None and not self.busy:
+            self._had_message = True
+            self._task = asyncio.create_task(self._run_turn(pending[0], None, pending[1]))
+
+    def persist_compaction(self) -> None:
+        """Compaction changed the history: record it so a resume continues from it."""
+        if self.session is not None:
+            try:
+                self.session.record_compaction(self.history)
             except OSError as exc:
                 self.error(None, "internal_error", f"could not save the session: {exc}")
 
@@ -137,27 +178,37 @@ class AgentSession:
             self._on_init_history(command)
         elif isinstance(command, p.SetModeCommand):
             self.policy.mode = command.mode
+            self._config_changed()
+        elif isinstance(command, p.PingCommand):
+            self.emit(p.PongEvent())
+        elif isinstance(command, p.SetConfigCommand):
+            self._on_set_config(command)
+        elif isinstance(command, p.AddMcpServerCommand):
+            await self._on_add_mcp_server(command)
 
     def _on_message(self, command: p.MessageCommand) -> None:
-        if self.busy:
-            self.error(
-                command.msg_id,
-                "protocol_error",
-                "A turn is already running; wait for its stream_end or send stop",
-            )
-            return
         content: list[ContentBlock] = []
+        images = self.live.image_input != "unsupported"
         try:
-            attached = [attach(f, self.settings.workspace) for f in command.files]
+            attached = [attach(f, self.settings.workspace, images=images) for f in command.files]
         except AttachmentError as exc:
             self.error(command.msg_id, "protocol_error", str(exc))
             return
         content.extend(b for b in attached if isinstance(b, ImageBlock))
         content.extend(b for b in attached if isinstance(b, TextBlock))
-        content.append(TextBlock(command.input))
+        content.append(TextBlock(command.text))
         self._had_message = True
-        self._write_title(command.input)
         user = Message("user", content)
+        if self.busy or self._queue:
+            self._queue.append((command.msg_id, user))
+            self.emit(
+                p.InfoEvent(
+                    msg_id=command.msg_id,
+                    message="A turn is running; this message is queued and runs next.",
+                )
+            )
+            return
+        self._write_title(command.text)
         self._task = asyncio.create_task(self._run_turn(command.msg_id, user))
 
     def _on_decision(self, command: p.ToolApproveCommand | p.ToolDenyCommand) -> None:
@@ -169,10 +220,10 @@ class AgentSession:
                 f"Unknown call_id: {command.call_id} (no pending tool_request)",
             )
             return
-        future, tool = entry
+        future, tool, args = entry
         if isinstance(command, p.ToolApproveCommand):
             if command.scope == "always":
-                self.policy.allow.add(tool.category)
+                self.policy.always_allow(tool.name, tool.category, args)
             decision = Decision(True)
         else:
             decision = Decision(False, command.reason)
@@ -180,9 +231,8 @@ class AgentSession:
             future.set_result(decision)
 
     def _on_init_history(self, command: p.InitHistoryCommand) -> None:
-        if self._had_message:
-            self.error(None, "protocol_error", "init_history must come before the first message")
-            return
+        # After a message too (AionUi sends it before each stop): the text is
+        # context for the turns that follow, never an error.
         self.context.append(command.text)
         if self.session is not None:
             self.session.append_context(command.text)
@@ -191,17 +241,81 @@ class AgentSession:
         if self.session is not None and not self.history:
             self.session.write_meta(title=text.strip().splitlines()[0][:80] if text.strip() else "")
 
+    # ---- aionrs's configuration commands ----------------------------------------
+
+    def _config_changed(self) -> None:
+        config = live.effective(self._next_settings(), self._next_live())
+        self.emit(p.ConfigChangedEvent(capabilities=self._next_capabilities(), config=config))
+
+    def _next_settings(self) -> AgentSettings:
+        return self._pending_config.settings if self._pending_config else self.settings
+
+    def _next_live(self) -> live.LiveConfig:
+        return self._pending_config.live if self._pending_config else self.live
+
+    def _next_capabilities(self) -> p.Capabilities:
+        has_mcp = any(t.category == "mcp" for t in self.tools.values())
+        return live.capabilities(
+            self._next_settings(), self._next_live(), self.policy.mode, has_mcp
+        )
+
+    def _on_set_config(self, command: p.SetConfigCommand) -> None:
+        base = self._pending_config
+        update = live.apply(self._next_settings(), self._next_live(), command)
+        if base is not None:  # two updates before a turn: rebuild if either needs it
+            update = live.Update(
+                update.settings, update.live, update.changes, update.rebuild or base.rebuild
+            )
+        self._pending_config = update
+        if update.changes:
+            when = "from the next turn" if self.busy else "now"
+            message = f"config updated ({when}): {', '.join(update.changes)}"
+        else:
+            message = "set_config: no changes"
+        self.emit(p.InfoEvent(msg_id=None, message=message))
+        if not self.busy:
+            self._apply_pending_config()
+        self._config_changed()
+
+    def _apply_pending_config(self) -> None:
+        update, self._pending_config = self._pending_config, None
+        if update is None:
+            return
+        if update.rebuild and self._provider_factory is not None:
+            try:
+                self.provider = self._provider_factory(update.settings)
+            except Exception as exc:  # a bad option must not end the session
+                self.emit(p.InfoEvent(msg_id=None, message=f"effort not applied: {exc}"))
+                return
+        self.settings, self.live = update.settings, update.live
+
+    async def _on_add_mcp_server(self, command: p.AddMcpServerCommand) -> None:
+        if self._had_message:
+            self.error(
+                None,
+                "protocol_error",
+                f"add_mcp_server {command.name}: only accepted before the first message",
+            )
+            return
+        from flightdeck.agent._extensions import add_mcp_server
+
+        await add_mcp_server(self, command)
+
     # ---- the turn -------------------------------------------------------------
 
-    async def _run_turn(self, msg_id: str, user: Message) -> None:
+    async def _run_turn(
+        self, msg_id: str, user: Message | None, pending: Message | None = None
+    ) -> None:
+        self._apply_pending_config()
         state = TurnState(msg_id)
         turn = Turn(self, state)
         self.current_msg_id = msg_id
         self.current_state = state
         self.emit(p.StreamStartEvent(msg_id=msg_id))
-        self.commit([user])
+        if user is not None:
+            self.commit([user])
         try:
-            await turn.run()
+            await turn.run(pending)
         except asyncio.CancelledError:
             self.commit(turn.interrupted())
         except Exception as exc:  # a bug must end the turn, not the process
@@ -214,9 +328,19 @@ class AgentSession:
             cache_write_tokens=state.usage.cache_write_tokens,
         )
         self.emit(p.StreamEndEvent(msg_id=msg_id, usage=usage))
+        if self._queue:  # the next queued message runs as its own task
+            self._task = asyncio.create_task(self._run_turn(*self._queue.popleft()))
+
+    def input_closed(self) -> bool:
+        """True once the client closed stdin: new approvals are denied at once."""
+        return self._input_closed
 
     async def stop(self) -> None:
-        """Cancel the running turn (model request and tools); it ends with stream_end."""
+        """Cancel the running turn (model request and tools); it ends with
+        stream_end. Messages queued behind it are dropped, each with an info."""
+        while self._queue:
+            msg_id, _ = self._queue.popleft()
+            self.emit(p.InfoEvent(msg_id=msg_id, message="Dropped by stop; not run."))
         task = self._task
         if task is None or task.done():
             return
@@ -224,9 +348,22 @@ class AgentSession:
         await asyncio.gather(task, return_exceptions=True)
 
     async def wait_idle(self) -> None:
-        if self._task is not None:
+        """Until the running turn and every queued one have ended."""
+        while self._task is not None and not self._task.done():
             await asyncio.gather(self._task, return_exceptions=True)
+
+    async def finish_input(self) -> None:
+        """End of input: pending approvals are denied, the running and queued
+        turns finish (their later approvals are denied too)."""
+        self._input_closed = True
+        for future, _tool, _args in list(self.pending.values()):
+            if not future.done():
+                future.set_result(Decision(False, CLOSED_INPUT))
+        await self.wait_idle()
 
     async def close(self) -> None:
         """EOF or SIGTERM: cancel work; every completed step is already saved."""
         await self.stop()
+        for manager in self.extra_mcp:
+            await manager.close()
+        self.extra_mcp.clear()

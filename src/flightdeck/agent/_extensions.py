@@ -173,3 +173,35 @@ def _row(tool: Tool, source: str) -> dict[str, Any]:
         "always_ask": bool(getattr(tool, "always_ask", False)),
         "source": source,
     }
+
+
+async def add_mcp_server(session: AgentSession, command: p.AddMcpServerCommand) -> None:
+    """aionrs's `add_mcp_server`: connect one more server before the first
+    message, offer its tools, and answer with `mcp_ready` (or an `info`
+    naming the failure)."""
+    from flightdeck.agent.mcp import McpConfig, McpServerConfig, connect_servers
+
+    if command.transport == "stdio" and not command.command:
+        message = f"MCP server {command.name} unavailable: stdio needs a command"
+        session.emit(p.InfoEvent(msg_id=None, message=message))
+        return
+    if command.transport != "stdio" and not command.url:
+        message = f"MCP server {command.name} unavailable: {command.transport} needs a url"
+        session.emit(p.InfoEvent(msg_id=None, message=message))
+        return
+    server = McpServerConfig(
+        name=command.name,
+        command=command.command if command.transport == "stdio" else None,
+        args=tuple(command.args or ()),
+        env=dict(command.env or {}),
+        url=command.url if command.transport != "stdio" else None,
+        headers=dict(command.headers or {}),
+    )
+    manager = await connect_servers(McpConfig(servers=(server,)), session.settings.workspace)
+    session.extra_mcp.append(manager)
+    for problem in manager.problems():
+        session.emit(p.InfoEvent(msg_id=None, message=problem))
+    if not manager.connections:
+        return
+    added = [t.name for t in manager.tools if session.tools.setdefault(t.name, t) is t]
+    session.emit(p.McpReadyEvent(name=command.name, tools=added))

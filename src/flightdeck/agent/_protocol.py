@@ -14,12 +14,15 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+from flightdeck.agent._limits import MAX_FILES, MAX_ID_CHARS, MAX_PATH_CHARS
 
 PROTOCOL_VERSION = "0.1.0"
 
 Category = Literal["info", "edit", "exec", "mcp"]
 Mode = Literal["default", "auto_edit", "yolo"]
+MODES: tuple[Mode, ...] = ("default", "auto_edit", "yolo")
 ErrorCode = Literal[
     "provider_error",
     "tool_error",
@@ -41,11 +44,33 @@ class _Wire(BaseModel):
 # ---- commands (stdin) -------------------------------------------------------
 
 
+Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+Name = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+
+
 class MessageCommand(_Wire):
+    """The user's text is `input` (the spec) or `content` (aionrs and AionUi);
+    both may be sent only when they are equal."""
+
     type: Literal["message"]
-    msg_id: str
-    input: str
-    files: list[str] = Field(default_factory=list)
+    msg_id: Id
+    input: str | None = None
+    content: str | None = None
+    files: list[Annotated[str, Field(max_length=MAX_PATH_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_FILES
+    )
+
+    @model_validator(mode="after")
+    def _one_text(self) -> MessageCommand:
+        if self.input is None and self.content is None:
+            raise ValueError("missing field input (or content)")
+        if self.input is not None and self.content is not None and self.input != self.content:
+            raise ValueError("input and content differ; send one of them")
+        return self
+
+    @property
+    def text(self) -> str:
+        return self.input if self.input is not None else (self.content or "")
 
 
 class StopCommand(_Wire):
@@ -54,13 +79,13 @@ class StopCommand(_Wire):
 
 class ToolApproveCommand(_Wire):
     type: Literal["tool_approve"]
-    call_id: str
+    call_id: Id
     scope: Literal["once", "always"] = "once"
 
 
 class ToolDenyCommand(_Wire):
     type: Literal["tool_deny"]
-    call_id: str
+    call_id: Id
     reason: str = "User denied"
 
 
@@ -74,6 +99,40 @@ class SetModeCommand(_Wire):
     mode: Mode
 
 
+# ---- aionrs's extensions (crates/aion-protocol/src/commands.rs) -------------
+
+
+class PingCommand(_Wire):
+    type: Literal["ping"]
+
+
+ImageInput = Literal["supported", "unsupported", "unknown"]
+
+
+class SetConfigCommand(_Wire):
+    """Every field is optional; null is the same as absent. Applied from the
+    next turn (at once when no turn runs)."""
+
+    type: Literal["set_config"]
+    model: Name | None = None
+    image_input: ImageInput | None = None
+    thinking: Literal["enabled", "disabled"] | None = None
+    thinking_budget: int | None = Field(default=None, ge=0)
+    effort: Name | None = None
+    compaction: Literal["off", "safe", "full"] | None = None
+
+
+class AddMcpServerCommand(_Wire):
+    type: Literal["add_mcp_server"]
+    name: Name
+    transport: Literal["stdio", "http", "streamable_http", "sse"]
+    command: str | None = None
+    args: list[str] | None = None
+    env: dict[str, str] | None = None
+    url: str | None = None
+    headers: dict[str, str] | None = None
+
+
 Command = (
     MessageCommand
     | StopCommand
@@ -81,6 +140,9 @@ Command = (
     | ToolDenyCommand
     | InitHistoryCommand
     | SetModeCommand
+    | PingCommand
+    | SetConfigCommand
+    | AddMcpServerCommand
 )
 COMMAND_TYPES: tuple[type[_Wire], ...] = (
     MessageCommand,
@@ -89,6 +151,9 @@ COMMAND_TYPES: tuple[type[_Wire], ...] = (
     ToolDenyCommand,
     InitHistoryCommand,
     SetModeCommand,
+    PingCommand,
+    SetConfigCommand,
+    AddMcpServerCommand,
 )
 
 # ---- events (stdout) ----------------------------------------------------------
@@ -112,6 +177,12 @@ class Capabilities(_Wire):
     tool_approval: bool
     thinking: bool
     mcp: bool
+    # aionrs's additions (crates/aion-protocol/src/events.rs), always present.
+    image_input: ImageInput = "unknown"
+    effort: bool = False
+    effort_levels: list[str] = Field(default_factory=list)
+    modes: list[Mode] = Field(default_factory=lambda: list(MODES))
+    current_mode: Mode = "default"
     # Optional additions (a minor, backward-compatible extension of the spec):
     # present only when MCP servers are configured / extension tools are loaded.
     mcp_servers: dict[str, McpServerInfo] | None = Field(default=None, exclude_if=_absent)
@@ -215,6 +286,33 @@ class InfoEvent(_Wire):
     message: str
 
 
+class PongEvent(_Wire):
+    type: Literal["pong"] = "pong"
+
+
+class EffectiveConfig(_Wire):
+    """The settings the next turn uses (a flightdeck addition to aionrs's event)."""
+
+    model: str
+    thinking: Literal["enabled", "disabled"]
+    thinking_budget: int | None = None
+    effort: str | None = None
+    compaction: Literal["off", "safe", "full"]
+    image_input: ImageInput
+
+
+class ConfigChangedEvent(_Wire):
+    type: Literal["config_changed"] = "config_changed"
+    capabilities: Capabilities
+    config: EffectiveConfig
+
+
+class McpReadyEvent(_Wire):
+    type: Literal["mcp_ready"] = "mcp_ready"
+    name: str
+    tools: list[str]
+
+
 Event = (
     ReadyEvent
     | StreamStartEvent
@@ -227,6 +325,9 @@ Event = (
     | StreamEndEvent
     | ErrorEvent
     | InfoEvent
+    | PongEvent
+    | ConfigChangedEvent
+    | McpReadyEvent
 )
 EVENT_TYPES: tuple[type[_Wire], ...] = (
     ReadyEvent,
@@ -240,6 +341,9 @@ EVENT_TYPES: tuple[type[_Wire], ...] = (
     StreamEndEvent,
     ErrorEvent,
     InfoEvent,
+    PongEvent,
+    ConfigChangedEvent,
+    McpReadyEvent,
 )
 
 # Fields that are written as `null` rather than left out (the spec's examples
@@ -262,43 +366,7 @@ class ProtocolProblem:
     msg_id: str | None = None
 
 
-_COMMANDS_BY_TYPE: dict[str, type[_Wire]] = {wire_type(m): m for m in COMMAND_TYPES}
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
-
-
-def read_command(line: str | bytes) -> Command | ProtocolProblem:
-    """Parse one stdin line. Never raises."""
-    try:
-        data = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return ProtocolProblem(f"Malformed JSON: {exc}")
-    if not isinstance(data, dict):
-        return ProtocolProblem("A command must be a JSON object")
-    msg_id = data.get("msg_id") if isinstance(data.get("msg_id"), str) else None
-    kind = data.get("type")
-    if kind is None:
-        return ProtocolProblem("Missing field: type", msg_id)
-    model = _COMMANDS_BY_TYPE.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        return ProtocolProblem(f"Unknown command type: {kind}", msg_id)
-    try:
-        command: Command = model.model_validate(data)  # type: ignore[assignment]
-    except ValidationError as exc:
-        return ProtocolProblem(f"Invalid {kind} command: {_describe(exc)}", msg_id)
-    return command
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        if err["type"] == "missing":
-            parts.append(f"missing field {where}")
-        elif err["type"] == "extra_forbidden":
-            parts.append(f"unknown field {where}")
-        else:
-            parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
 
 
 def encode_event(event: Event) -> str:

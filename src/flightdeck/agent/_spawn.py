@@ -158,6 +158,9 @@ class SubAgent(AgentSession):
         self.pending = parent.pending
         self.workspace = parent.workspace
 
+    def input_closed(self) -> bool:
+        return self.parent.input_closed()
+
     async def work(self, prompt: str) -> tuple[bool, str]:
         """Run the task to the end: (succeeded, final answer or what went wrong).
         Its model usage counts in the parent turn's `stream_end.usage`."""
@@ -171,6 +174,9 @@ class SubAgent(AgentSession):
                 parent.usage = parent.usage + state.usage
         answer = _last_answer(self.history)
         if answer:
+            # The sub-agent's own text reaches the client too, not only the model.
+            message = f"[sub-agent {self.task_name}] {answer}"
+            self.parent.emit(p.InfoEvent(msg_id=self.msg_id, message=message))
             return True, answer
         reason = "; ".join(self.problems) or "it gave no answer"
         return False, f"(sub-agent {self.task_name} failed: {reason})"

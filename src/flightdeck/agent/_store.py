@@ -59,6 +59,9 @@ class Loaded:
     history: list[Message] = field(default_factory=list)
     context: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # (msg_id, model reply) whose tool approvals were awaited when the
+    # process ended; re-asked after a resume
+    pending: tuple[str, Message] | None = None
 
 
 class Session:
@@ -74,6 +77,14 @@ class Session:
 
     def append_messages(self, messages: list[Message]) -> None:
         self._append({"kind": "messages", "messages": [message_to_json(m) for m in messages]})
+
+    def record_pending(self, msg_id: str, reply: Message) -> None:
+        """A reply whose tools wait for approval (settled by the next step)."""
+        self._append({"kind": "pending", "msg_id": msg_id, "message": message_to_json(reply)})
+
+    def record_compaction(self, history: list[Message]) -> None:
+        """The history as compaction left it; loading starts again from here."""
+        self._append({"kind": "compacted", "messages": [message_to_json(m) for m in history]})
 
     def append_context(self, text: str) -> None:
         self._append({"kind": "context", "text": text})
@@ -127,6 +138,11 @@ class Session:
             raise CodecError("a record must be an object")
         if record.get("kind") == "messages":
             out.history.extend(message_from_json(m) for m in record["messages"])
+            out.pending = None
+        elif record.get("kind") == "pending":
+            out.pending = (str(record["msg_id"]), message_from_json(record["message"]))
+        elif record.get("kind") == "compacted":
+            out.history[:] = [message_from_json(m) for m in record["messages"]]
         elif record.get("kind") == "context":
             out.context.append(str(record["text"]))
         else:

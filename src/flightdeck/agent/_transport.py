@@ -2,7 +2,7 @@
 
 stdout carries protocol lines only, each flushed as it is written; logs go
 to stderr. stdin is read by a thread so any kind of file (pipe, tty, file)
-works and lines of any length are accepted.
+works; a line longer than `MAX_LINE_BYTES` is skipped and reported.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import BinaryIO
 
 from flightdeck.agent import _protocol as p
+from flightdeck.agent._decode import read_command
 from flightdeck.agent._engine import AgentSession
+from flightdeck.agent._limits import MAX_LINE_BYTES
 
 
 class LineWriter:
@@ -70,14 +72,34 @@ class LineWriter:
             self.closed = True
 
 
-async def read_lines(stream: BinaryIO) -> AsyncIterator[bytes]:
+Line = bytes | p.ProtocolProblem
+
+
+def _bounded_lines(stream: BinaryIO) -> Iterator[Line]:
+    """Lines of at most MAX_LINE_BYTES; a longer one is skipped to its end
+    without being kept in memory, and stands as one problem."""
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) <= MAX_LINE_BYTES or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while line and not line.endswith(b"\n"):
+            line = stream.readline(1024 * 1024)
+            size += len(line)
+        yield p.ProtocolProblem(f"Line too long: {size} bytes (the limit is {MAX_LINE_BYTES})")
+
+
+async def read_lines(stream: BinaryIO) -> AsyncIterator[Line]:
     """Lines from a blocking stream, read on a daemon thread; ends at EOF."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    queue: asyncio.Queue[Line | None] = asyncio.Queue()
 
     def pump() -> None:
         try:
-            for line in iter(stream.readline, b""):
+            for line in _bounded_lines(stream):
                 loop.call_soon_threadsafe(queue.put_nowait, line)
         except (OSError, ValueError):
             pass
@@ -95,16 +117,19 @@ async def read_lines(stream: BinaryIO) -> AsyncIterator[bytes]:
 
 async def serve(
     session: AgentSession,
-    lines: AsyncIterator[bytes],
+    lines: AsyncIterator[Line],
     *,
     on_stop_signal: Callable[[Callable[[], None]], None] | None = None,
 ) -> None:
-    """Feed lines to the session until EOF (or a stop signal), then close it."""
+    """Feed lines to the session. At end of input the running (and queued)
+    turns finish, their pending approvals denied; a stop signal cancels at
+    once, also while they finish. Then the session is closed."""
     done = asyncio.Event()
     if on_stop_signal is not None:
         on_stop_signal(done.set)
     iterator = aiter(lines)
     stopper = asyncio.create_task(done.wait())
+    end_of_input = False
     try:
         while True:
             reader = asyncio.ensure_future(anext(iterator))
@@ -115,9 +140,18 @@ async def serve(
             try:
                 line = reader.result()
             except StopAsyncIteration:
+                end_of_input = True
                 break
-            if line.strip():
-                await session.handle(p.read_command(line))
+            if isinstance(line, p.ProtocolProblem):
+                await session.handle(line)
+            elif line.strip():
+                await session.handle(read_command(line))
+        if end_of_input:
+            finishing = asyncio.ensure_future(session.finish_input())
+            await asyncio.wait({finishing, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if not finishing.done():
+                finishing.cancel()
+                await asyncio.gather(finishing, return_exceptions=True)
     finally:
         stopper.cancel()
         await session.close()

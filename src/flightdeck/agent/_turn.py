@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.agent import _protocol as p
-from flightdeck.agent._approval import Decision
+from flightdeck.agent._approval import CLOSED_INPUT, Decision
 from flightdeck.agent._compaction import fit_context
 from flightdeck.agent.tools import Tool, ToolFailure, ToolOutput
 from flightdeck.llm import (
@@ -61,18 +61,22 @@ class Turn:
         self.state = state
         self.emit: Callable[[p.Event], None] = session.emit
 
-    async def run(self) -> None:
-        """The model loop. Raises CancelledError when stopped."""
+    async def run(self, pending: Message | None = None) -> None:
+        """The model loop. Raises CancelledError when stopped. `pending` is a
+        reply (from a resumed session) whose tools are settled first."""
         settings = self.s.settings
         for _ in range(settings.max_turns):
-            if not await fit_context(self.s, self.state):  # long conversations
-                return
-            response = await self._call_model()
-            if response is None:
-                return
-            self.state.usage = self.state.usage + response.usage
-            reply = Message("assistant", list(response.content))
-            calls = [b for b in response.content if isinstance(b, ToolUseBlock)]
+            if pending is not None:
+                reply, pending = pending, None
+            else:
+                if not await fit_context(self.s, self.state):  # long conversations
+                    return
+                response = await self._call_model()
+                if response is None:
+                    return
+                self.state.usage = self.state.usage + response.usage
+                reply = Message("assistant", list(response.content))
+            calls = [b for b in reply.content if isinstance(b, ToolUseBlock)]
             if not calls:
                 self.s.commit([reply])
                 return
@@ -157,12 +161,12 @@ class Turn:
             # A tool may insist on asking every time (a manifest action's `approval`).
             always_ask = bool(getattr(tool, "always_ask", False))
             if tool is None or (
-                not always_ask and self.s.policy.auto_approves(tool.name, tool.category)
+                not always_ask and self.s.policy.auto_approves(tool.name, tool.category, call.input)
             ):
                 waits.append(None)
                 continue
             future: asyncio.Future[Decision] = loop.create_future()
-            self.s.pending[call.id] = (future, tool)
+            self.s.pending[call.id] = (future, tool, call.input)
             waits.append(future)
             info = p.ToolInfo(
                 name=tool.name,
@@ -171,6 +175,10 @@ class Turn:
                 description=tool.summary(call.input),
             )
             self.emit(p.ToolRequestEvent(msg_id=self.state.msg_id, call_id=call.id, tool=info))
+            if self.s.input_closed():  # nobody is left to answer
+                future.set_result(Decision(False, CLOSED_INPUT))
+        if self.state.reply is not None and any(w is not None for w in waits):
+            self.s.persist_pending(self.state.msg_id, self.state.reply)
         try:
             await asyncio.gather(*(self._settle(c, w) for c, w in zip(calls, waits, strict=True)))
         finally:

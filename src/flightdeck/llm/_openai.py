@@ -9,9 +9,11 @@ servers stream as `reasoning_content` (or `reasoning`) becomes thinking.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from flightdeck.llm._errors import ProviderError
 from flightdeck.llm._openai_request import openai_params
@@ -197,6 +199,30 @@ def _usage(usage: Any) -> Usage:
     )
 
 
+_VERSION_SEGMENT = re.compile(r"/v\d+[a-z0-9]*$", re.IGNORECASE)
+_CHAT_PATH = "/chat/completions"
+
+
+def compatible_base_url(base_url: str, api_path: Any = None) -> str:
+    """The base URL the SDK gets (it appends `/chat/completions`).
+
+    Without `api_path`: a URL whose path does not end in a version segment
+    (`/v1`, `/v4`, `/v1beta`) gets `/v1`, as aionrs did before it made
+    `/v1` part of the base URL; AionUi strips a trailing `/v1` from the URLs
+    it passes, expecting exactly that. With `api_path` (aionrs's compat
+    setting, e.g. `/v1/chat/completions`), the endpoint is the base URL plus
+    that path, which must end in `/chat/completions`.
+    """
+    base = base_url.rstrip("/")
+    if api_path is None:
+        return base if _VERSION_SEGMENT.search(urlsplit(base).path) else base + "/v1"
+    if not isinstance(api_path, str) or not api_path.rstrip("/").endswith(_CHAT_PATH):
+        message = f"api_path must end with {_CHAT_PATH}, not {api_path!r}"
+        raise ProviderError("config_error", message)
+    path = api_path.rstrip("/").removesuffix(_CHAT_PATH).strip("/")
+    return f"{base}/{path}" if path else base
+
+
 def openai_provider(settings: Settings) -> OpenAIProvider:
     """The `openai` provider: OPENAI_API_KEY, OPENAI_BASE_URL.
 
@@ -204,8 +230,10 @@ def openai_provider(settings: Settings) -> OpenAIProvider:
     absent, and `max_tokens` is sent instead of `max_completion_tokens`,
     which older compatible servers do not know.
     """
-    settings.check_options({"max_tokens_field", "reasoning_effort", "organization"})
+    settings.check_options({"max_tokens_field", "reasoning_effort", "organization", "api_path"})
     base_url = settings.base_url or settings.first_env("OPENAI_BASE_URL")
+    if base_url:
+        base_url = compatible_base_url(base_url, settings.options.get("api_path"))
     api_key = settings.api_key or settings.first_env("OPENAI_API_KEY")
     if not api_key and not base_url:
         raise missing("OPENAI_API_KEY", "export OPENAI_API_KEY=sk-... to use the openai provider")

@@ -1,0 +1,72 @@
+"""One stdin line to one command, or to one problem, at a bounded cost.
+
+`read_command` is the only way a line becomes a command: the line's size and
+nesting are checked first (`_limits`), then it is decoded and validated
+against the closed command models. It never raises.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import ValidationError
+
+from flightdeck.agent._limits import MAX_ID_CHARS, line_problem
+from flightdeck.agent._protocol import (
+    COMMAND_TYPES,
+    Command,
+    ProtocolProblem,
+    _Wire,
+    wire_type,
+)
+
+_COMMANDS_BY_TYPE: dict[str, type[_Wire]] = {wire_type(m): m for m in COMMAND_TYPES}
+
+
+def read_command(line: str | bytes) -> Command | ProtocolProblem:
+    """Parse one stdin line. Never raises; its cost is bounded by `_limits`."""
+    raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    problem = line_problem(raw)
+    if problem is not None:
+        return ProtocolProblem(problem)
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return ProtocolProblem(f"Malformed JSON: {_short(str(exc))}")
+    except RecursionError:  # unreachable after line_problem; kept as a backstop
+        return ProtocolProblem("Nesting too deep")
+    if not isinstance(data, dict):
+        return ProtocolProblem("A command must be a JSON object")
+    raw_id = data.get("msg_id")
+    msg_id = raw_id if isinstance(raw_id, str) and len(raw_id) <= MAX_ID_CHARS else None
+    kind = data.get("type")
+    if kind is None:
+        return ProtocolProblem("Missing field: type", msg_id)
+    model = _COMMANDS_BY_TYPE.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        return ProtocolProblem(f"Unknown command type: {_short(str(kind))}", msg_id)
+    try:
+        command: Command = model.model_validate(data)  # type: ignore[assignment]
+    except ValidationError as exc:
+        return ProtocolProblem(f"Invalid {kind} command: {_describe(exc)}", msg_id)
+    return command
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        if err["type"] == "missing":
+            parts.append(f"missing field {where}")
+        elif err["type"] == "extra_forbidden":
+            parts.append(f"unknown field {where}")
+        elif err["type"] == "value_error" and where == "(root)":
+            parts.append(err["msg"].removeprefix("Value error, "))
+        else:
+            parts.append(f"{where}: {err['msg']}")
+    return _short("; ".join(parts))
+
+
+def _short(text: str, limit: int = 500) -> str:
+    """Error messages echo parts of the line; keep them a readable size."""
+    return text if len(text) <= limit else text[:limit] + "..."
