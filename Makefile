@@ -33,8 +33,9 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# One run of every benchmark; rewrites docs/benchmarks.md from that run only.
 bench: $(STAMP)
-	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+	$(BIN)/python bench/report.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

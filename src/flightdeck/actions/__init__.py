@@ -13,12 +13,13 @@ what was tried). `check_document` is the hook `flightdeck validate` calls.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 # The names below are imported on first use (PEP 562), so importing one
-# submodule does not import the whole package.
-if TYPE_CHECKING:
+# submodule does not import the whole package. Helpers keep a leading
+# underscore so the public names stay exactly `__all__`.
+if _typing.TYPE_CHECKING:
     from flightdeck.actions._approval import RANKS as APPROVAL_RANKS
     from flightdeck.actions._approval import approval_at_least, is_approval
     from flightdeck.actions._check import CheckContext, check_document, implementor_view
@@ -128,11 +129,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(target[0]), target[1])
+    value = getattr(_importlib.import_module(target[0]), target[1])
     globals()[name] = value
     return value
 

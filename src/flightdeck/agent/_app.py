@@ -132,6 +132,12 @@ async def run_json_stream(
     writer(extensions.decorate(session.ready_event()))
     for problem in [*started.problems, *extensions.problems]:
         writer(p.InfoEvent(msg_id=None, message=problem))
+    # `ready` leaves first; then the provider's SDK imports in the background
+    # so the first reply does not wait for it (flightdeck.llm.warm).
+    writer.flush()
+    from flightdeck.llm import warm
+
+    warm(session.provider)
     try:
         await serve(session, read_lines(stdin), on_stop_signal=sigterm_hook)
     finally:

@@ -2,14 +2,13 @@
 the Flight Plan llm-seam). Provider SDKs are imported lazily: on a provider's
 first call, never at import or construction."""
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 # The names below are imported on first use (PEP 562), so importing one
-# submodule does not import the whole package.
-if TYPE_CHECKING:
+# submodule does not import the whole package. Helpers keep a leading
+# underscore so the public names stay exactly `__all__`.
+if _typing.TYPE_CHECKING:
     from flightdeck.llm._anthropic import AnthropicProvider
     from flightdeck.llm._errors import ProviderError
     from flightdeck.llm._factory import PROVIDER_NAMES, create_provider, default_model
@@ -35,8 +34,11 @@ if TYPE_CHECKING:
         ToolUseBlock,
         Usage,
     )
+    from flightdeck.llm._warm import sdk_modules, warm
 
 _LAZY: dict[str, tuple[str, str]] = {
+    "sdk_modules": ("flightdeck.llm._warm", "sdk_modules"),
+    "warm": ("flightdeck.llm._warm", "warm"),
     "AnthropicProvider": ("flightdeck.llm._anthropic", "AnthropicProvider"),
     "ProviderError": ("flightdeck.llm._errors", "ProviderError"),
     "PROVIDER_NAMES": ("flightdeck.llm._factory", "PROVIDER_NAMES"),
@@ -95,14 +97,16 @@ __all__ = [
     "complete",
     "create_provider",
     "default_model",
+    "sdk_modules",
+    "warm",
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(target[0]), target[1])
+    value = getattr(_importlib.import_module(target[0]), target[1])
     globals()[name] = value
     return value
 
