@@ -28,6 +28,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("launch.py", []),
     ("freeze.py", []),
     ("actions_io.py", []),
+    ("validate_inprocess.py", []),
     ("validate.py", []),
 ]
 
