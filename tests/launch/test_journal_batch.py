@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -35,4 +36,19 @@ def test_a_batch_that_raises_still_commits_what_it_wrote(tmp_path: Path) -> None
             journal.step_started("r1", "next", "transform", None)
         raise RuntimeError("a bug in the round")
     assert _seen(journal.path) == ["done", "next"]
+    journal.close()
+
+
+def test_another_threads_write_waits_for_the_batch_to_commit(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.sqlite3")
+    other = threading.Thread(
+        target=journal.step_started, args=("r1", "other", "transform", None), daemon=True
+    )
+    with journal.batch():
+        journal.step_started("r1", "mine", "transform", None)
+        other.start()
+        other.join(0.2)
+        assert other.is_alive()  # held at the journal's lock, not inside this transaction
+    other.join(30)
+    assert _seen(journal.path) == ["mine", "other"]
     journal.close()
