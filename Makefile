@@ -34,8 +34,9 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# One run of every benchmark; rewrites docs/benchmarks.md from that run only.
 bench: $(STAMP)
-	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+	$(BIN)/python bench/report.py
 
 # 10,000 malformed protocol lines through a real agent process (not CI).
 fuzz-protocol: $(STAMP)

@@ -14,7 +14,7 @@ over a module with a trivial function. Timed, in alternating rounds:
 Each round times a batch of calls; the per-call figure of a round is the batch
 time divided by its size; medians are over rounds. Overhead = median(path) -
 median(direct). Target: < 50 us at the median for the in-loop paths.
-Run: `.venv/bin/python bench/driver_call.py` (add `--write` to append to docs/benchmarks.md).
+Run: `.venv/bin/python bench/driver_call.py` (or `make bench`).
 """
 
 from __future__ import annotations
@@ -135,12 +135,16 @@ async def measure(fast: SdkDriver, slow: SdkDriver) -> dict[str, list[float]]:
     async def to_thread() -> Any:
         return (await call_tool("math.add", value, driver=slow)).output
 
+    async def bare_thread() -> Any:
+        return (await asyncio.to_thread(add_sync, a=1, b=2))["sum"]
+
     paths = {
         "direct": direct,
         "direct_sync": direct_sync,
         "call_tool": through,
         "sync_path": sync_path,
         "to_thread": to_thread,
+        "bare_thread": bare_thread,
     }
     assert await through() == 3 and await sync_path() == 3 and await to_thread() == 3
     results: dict[str, list[float]] = {k: [] for k in paths}
@@ -148,9 +152,19 @@ async def measure(fast: SdkDriver, slow: SdkDriver) -> dict[str, list[float]]:
         await per_call(fn, 200)
     for _ in range(ROUNDS):
         for name, fn in paths.items():
-            n = BATCH if name != "to_thread" else BATCH // 10
+            n = BATCH if name not in {"to_thread", "bare_thread"} else BATCH // 10
             results[name].append(await per_call(fn, n))
     return results
+
+
+def _spread(results: dict[str, list[float]], a: str, b: str, minus: str | None = None) -> str:
+    """Per-round figures of `b` against `a` (the rounds alternate all paths):
+    the overhead b - a, or with `minus` the ratio (b) / (a)."""
+    if minus is None:
+        diffs = [y - x for x, y in zip(results[a], results[b], strict=True)]
+        return f"{statistics.median(diffs):.1f} us ({min(diffs):.1f}-{max(diffs):.1f})"
+    ratios = [y / x for x, y in zip(results[a], results[b], strict=True)]
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
 
 
 def main() -> None:
@@ -159,35 +173,46 @@ def main() -> None:
         results = asyncio.run(measure(fast, slow))
     med = {k: statistics.median(v) for k, v in results.items()}
     rows = [
-        ("direct call (async function)", med["direct"], None),
-        ("call_tool, async function", med["call_tool"], med["call_tool"] - med["direct"]),
-        ("direct call (sync function)", med["direct_sync"], None),
+        ("direct call (async function)", med["direct"], "", ""),
+        (
+            "call_tool, async function",
+            med["call_tool"],
+            _spread(results, "direct", "call_tool") + " overhead",
+            "<= 15 us",
+        ),
+        ("direct call (sync function)", med["direct_sync"], "", ""),
         (
             "sync pipeline in the calling thread",
             med["sync_path"],
-            med["sync_path"] - med["direct_sync"],
+            _spread(results, "direct_sync", "sync_path") + " overhead",
+            "<= 5 us",
         ),
+        ("bare `asyncio.to_thread` of the sync function", med["bare_thread"], "", ""),
         (
             "call_tool, sync function via asyncio.to_thread",
             med["to_thread"],
-            med["to_thread"] - med["direct_sync"],
+            _spread(results, "bare_thread", "to_thread", minus="ratio") + " of bare",
+            "<= 2x bare",
         ),
     ]
-    lines = ["| path | per call (median) | overhead vs direct |", "|---|---|---|"]
-    for label, value, over in rows:
-        lines.append(f"| {label} | {value:.1f} us | {'' if over is None else f'{over:.1f} us'} |")
-    table = "\n".join(lines)
-    print(table)
-    if "--write" in sys.argv:
-        with (ROOT / "docs" / "benchmarks.md").open("a", encoding="utf-8") as fh:
-            fh.write(
-                "\n## driver call (`bench/driver_call.py`)\n\n"
-                "Per-call overhead of a tool call through an in-process SDK driver (input "
-                "schema, args_template, call, `result_extract`, output schema) against calling "
-                f"the trivial function directly, same process; medians of {ROUNDS} rounds of "
-                f"{BATCH} calls (200 for to_thread) on the shared 2-core machine. "
-                "Target: < 50 us overhead.\n\n" + table + "\n"
-            )
+    lines = [
+        "## driver call (`bench/driver_call.py`)",
+        "",
+        "Per-call cost of a tool call through an in-process SDK driver (input schema,"
+        " args_template, call, `result_extract`, output schema) against the trivial function"
+        f" called directly, one process; {ROUNDS} rounds, each timing every path in turn"
+        f" ({BATCH} calls, {BATCH // 10} for the thread paths); medians over rounds, and the"
+        " per-round overhead or ratio with its lowest-highest round.",
+        "",
+        "| path | per call (median) | against its baseline | target |",
+        "|---|---|---|---|",
+    ]
+    for label, value, against, target in rows:
+        lines.append(f"| {label} | {value:.1f} us | {against} | {target} |")
+    sys.path.insert(0, str(ROOT / "bench"))
+    from _paired import save
+
+    save("driver_call", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ processes pinned to one core where `taskset` exists:
   frontmatters extracted to YAML files, with the same shipped schemas (their
   `$id`s rewritten to file URIs so nothing is fetched).
 
-Prints medians of 3 runs and the ratio. Run with `make bench`.
+Runs them pair by pair, alternating, and prints the medians and the ratio
+with its spread. Run with `make bench`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -31,7 +31,7 @@ CORPUS_SRC = ROOT / "tests" / "data" / "corpus" / "valid"
 WORK = ROOT / "bench" / ".corpus" / "validate"
 BIN = Path(sys.executable).parent
 COUNT = 10_000
-RUNS = 3
+RUNS = 5
 FILE_NAMES = {"action": "ACTION.md", "tool": "TOOL.md", "driver": "DRIVER.md", "skill": "SKILL.md"}
 PARAGRAPH = (
     "This manifest is part of a generated benchmark corpus. It describes when a caller "
@@ -123,25 +123,48 @@ def _schema_for(kind: str, schemas: Path, files: list[Path]) -> list[tuple[Path,
 
 
 def main() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from _paired import machine, paired, save
+
+    pairs = int(sys.argv[1]) if len(sys.argv) > 1 else RUNS
     by_kind = generate()
     schemas = _file_uri_schemas()
     total_bytes = sum(p.stat().st_size for p in (WORK / "manifests").rglob("*.md"))
     fd_cmd = [str(BIN / "flightdeck"), "validate", "--format", "json", str(WORK / "manifests")]
-    fd_times = [_time(fd_cmd) for _ in range(RUNS)]
-    cj_runs = []
-    for _ in range(RUNS):
+
+    def flightdeck() -> float:
+        return _time(fd_cmd)
+
+    def check_jsonschema() -> float:
         elapsed = 0.0
         for kind, files in by_kind.items():
             for schema, subset in _schema_for(kind, schemas, files):
                 if subset:
                     cmd = [str(BIN / "check-jsonschema"), "--schemafile", str(schema)]
                     elapsed += _time(cmd + [str(p) for p in subset])
-        cj_runs.append(elapsed)
-    fd, cj = statistics.median(fd_times), statistics.median(cj_runs)
-    print(f"corpus: {COUNT} manifests, {total_bytes / COUNT / 1024:.1f} KiB average")
-    print(f"flightdeck validate: median {fd:.2f} s -> {COUNT / fd:,.0f} manifests/s")
-    print(f"check-jsonschema:    median {cj:.2f} s -> {COUNT / cj:,.0f} manifests/s")
-    print(f"ratio: flightdeck is {cj / fd:.1f}x faster")
+        return elapsed
+
+    # B/A with A = flightdeck: the ratio is how many times faster flightdeck is.
+    result = paired(flightdeck, check_jsonschema, pairs)
+    fd, cj = result.a_median, result.b_median
+    pin = "pinned to one core with `taskset -c 0`, " if _pin() else ""
+    lines = [
+        "## validate (`bench/validate.py`)",
+        "",
+        f"{COUNT:,} generated manifests of mixed kinds (action, tool, driver, skill;"
+        f" {total_bytes / COUNT / 1024:.1f} KiB average; about 3% invalid), each tool run as a"
+        f" whole process, {pin}{pairs} alternating pairs. check-jsonschema gets the same"
+        " frontmatters as YAML files and the same schemas, one process per schema.",
+        "",
+        "| `flightdeck validate --format json` | `check-jsonschema` | flightdeck faster by"
+        " (lowest-highest pair) | target |",
+        "|---|---|---|---|",
+        f"| {fd:.2f} s, {COUNT / fd:,.0f} manifests/s | {cj:.2f} s, {COUNT / cj:,.0f}/s"
+        f" | {result.spread()} | >= 20x |",
+        "",
+        f"Machine: {machine()}.",
+    ]
+    save("validate", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,14 @@ specs' canonical camelCase names (`defineAction`, `defineIO`,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 from flightdeck._version import __version__
 
+# Not `typing.TYPE_CHECKING`: importing typing costs more than the rest of
+# `flightdeck --version`; mypy treats any name TYPE_CHECKING the same way.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from flightdeck.actions import ActionHandle, define_action, defineAction, load_action
     from flightdeck.documents import (
         Diagnostic,
@@ -94,6 +96,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'flightdeck' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

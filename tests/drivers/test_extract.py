@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flightdeck.documents import Diagnostic
 from flightdeck.drivers import DriverCallError
@@ -61,3 +63,21 @@ def test_invalid_path_is_a_registration_diagnostic() -> None:
     compile_extract("$.a[", "/p", diags)
     assert [d.code for d in diags] == ["extract_invalid"]
     assert diags[0].pointer == "/p"
+
+
+# The dotted-path fast path answers exactly what the RFC 9535 library does.
+_names = st.sampled_from(["a", "b", "sum", "_x", "a1"])
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(st.lists(_names, min_size=1, max_size=4), _json)
+def test_dotted_paths_match_the_library(keys: list[str], value: object) -> None:
+    path = "$." + ".".join(keys)
+    fast = compile_extract(path, "/x", [])
+    library = compile_extract(path.replace(".", "['", 1).replace(".", "']['") + "']", "/x", [])
+    assert fast._keys is not None and library._keys is None
+    assert fast.matches(value) == library.matches(value)

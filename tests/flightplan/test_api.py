@@ -12,7 +12,7 @@ _ident = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,10}", fullmatch=True)
 
 
 def test_public_names_are_exactly_the_sorted_all() -> None:
-    public = sorted(name for name in vars(fp) if not name.startswith("_"))
+    public = sorted(name for name in dir(fp) if not name.startswith("_"))
     exported = [name for name in public if not isinstance(getattr(fp, name), type(fp))]
     assert fp.__all__ == sorted(fp.__all__)
     assert exported == sorted(fp.__all__)

@@ -174,6 +174,12 @@ async def run_json_stream(
         writer(p.InfoEvent(msg_id=None, message=notice))
     for problem in [*started.problems, *extensions.problems]:
         writer(p.InfoEvent(msg_id=None, message=problem))
+    # `ready` leaves first; then the provider's SDK imports in the background
+    # so the first reply does not wait for it (flightdeck.llm.warm).
+    writer.flush()
+    from flightdeck.llm import warm
+
+    warm(session.provider)
     session.resume_pending()  # approvals awaited when the process ended are asked again
     try:
         await serve(session, read_lines(stdin), on_stop_signal=sigterm_hook)

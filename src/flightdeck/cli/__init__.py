@@ -2,9 +2,26 @@
 
 Each command group lives in its own module and is imported lazily, so
 `flightdeck --version` and `flightdeck agent` start without importing the
-whole toolkit.
+whole toolkit. `--version` alone is answered before click is imported: it is
+the one command whose whole cost is start-up.
 """
 
-from flightdeck.cli._main import main
+from __future__ import annotations
+
+import sys
 
 __all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point. Usage errors exit 2 (click's convention)."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:
+        from flightdeck._version import __version__
+
+        # The same line click's version option prints.
+        sys.stdout.write(f"flightdeck, version {__version__}\n")
+        return
+    from flightdeck.cli._main import main as run
+
+    run(args)

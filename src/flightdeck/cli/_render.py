@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import click
 
-from flightdeck.documents import Diagnostic, DocumentKind, Severity
+if TYPE_CHECKING:
+    # Types only: `fail` serves commands (runs, keys) that never load a
+    # document, and importing flightdeck.documents pulls in the schemas.
+    from flightdeck.documents import Diagnostic, DocumentKind
 
-_COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+# Keyed by the severity's value: `Severity` is a StrEnum, so it looks up the same.
+_COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
 def format_diagnostic(diag: Diagnostic) -> str:

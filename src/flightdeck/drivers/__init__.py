@@ -13,32 +13,68 @@ Errors: `DriverRegistrationError` (`DriverNotRunnable`) at registration and
 
 from __future__ import annotations
 
-from flightdeck.drivers._check import check_document
-from flightdeck.drivers._errors import (
-    DriverCallError,
-    DriverError,
-    DriverNotRunnable,
-    DriverRegistrationError,
-)
-from flightdeck.drivers._inspect import DriverEntryView, DriverInspectReport, inspect_driver
-from flightdeck.drivers._register import define_driver, defineDriver, load_driver
-from flightdeck.drivers._resolve import (
-    Candidate,
-    DriverChoice,
-    Rejection,
-    discover_drivers,
-    resolve_driver,
-    select_driver,
-)
-from flightdeck.drivers._sdk import SdkBinding, SdkDriver
-from flightdeck.drivers._seam import (
-    CallResult,
-    Driver,
-    FunctionDriver,
-    ToolBinding,
-    call_tool,
-    stream_tool,
-)
+import importlib as _importlib
+import typing as _typing
+
+# The names below are imported on first use (PEP 562), so importing one
+# submodule does not import the whole package. Helpers keep a leading
+# underscore so the public names stay exactly `__all__`.
+if _typing.TYPE_CHECKING:
+    from flightdeck.drivers._check import check_document
+    from flightdeck.drivers._errors import (
+        DriverCallError,
+        DriverError,
+        DriverNotRunnable,
+        DriverRegistrationError,
+    )
+    from flightdeck.drivers._inspect import DriverEntryView, DriverInspectReport, inspect_driver
+    from flightdeck.drivers._register import define_driver, defineDriver, load_driver
+    from flightdeck.drivers._resolve import (
+        Candidate,
+        DriverChoice,
+        Rejection,
+        discover_drivers,
+        resolve_driver,
+        select_driver,
+    )
+    from flightdeck.drivers._sdk import SdkBinding, SdkDriver
+    from flightdeck.drivers._seam import (
+        CallResult,
+        Driver,
+        FunctionDriver,
+        ToolBinding,
+        call_tool,
+        stream_tool,
+    )
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "check_document": ("flightdeck.drivers._check", "check_document"),
+    "DriverCallError": ("flightdeck.drivers._errors", "DriverCallError"),
+    "DriverError": ("flightdeck.drivers._errors", "DriverError"),
+    "DriverNotRunnable": ("flightdeck.drivers._errors", "DriverNotRunnable"),
+    "DriverRegistrationError": ("flightdeck.drivers._errors", "DriverRegistrationError"),
+    "DriverEntryView": ("flightdeck.drivers._inspect", "DriverEntryView"),
+    "DriverInspectReport": ("flightdeck.drivers._inspect", "DriverInspectReport"),
+    "inspect_driver": ("flightdeck.drivers._inspect", "inspect_driver"),
+    "define_driver": ("flightdeck.drivers._register", "define_driver"),
+    "defineDriver": ("flightdeck.drivers._register", "defineDriver"),
+    "load_driver": ("flightdeck.drivers._register", "load_driver"),
+    "Candidate": ("flightdeck.drivers._resolve", "Candidate"),
+    "DriverChoice": ("flightdeck.drivers._resolve", "DriverChoice"),
+    "Rejection": ("flightdeck.drivers._resolve", "Rejection"),
+    "discover_drivers": ("flightdeck.drivers._resolve", "discover_drivers"),
+    "resolve_driver": ("flightdeck.drivers._resolve", "resolve_driver"),
+    "select_driver": ("flightdeck.drivers._resolve", "select_driver"),
+    "SdkBinding": ("flightdeck.drivers._sdk", "SdkBinding"),
+    "SdkDriver": ("flightdeck.drivers._sdk", "SdkDriver"),
+    "CallResult": ("flightdeck.drivers._seam", "CallResult"),
+    "Driver": ("flightdeck.drivers._seam", "Driver"),
+    "FunctionDriver": ("flightdeck.drivers._seam", "FunctionDriver"),
+    "ToolBinding": ("flightdeck.drivers._seam", "ToolBinding"),
+    "call_tool": ("flightdeck.drivers._seam", "call_tool"),
+    "stream_tool": ("flightdeck.drivers._seam", "stream_tool"),
+}
+
 
 __all__ = [
     "CallResult",
@@ -67,3 +103,16 @@ __all__ = [
     "select_driver",
     "stream_tool",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

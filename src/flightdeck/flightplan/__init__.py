@@ -6,46 +6,111 @@ signed, content-addressed store; `verify_plan` checks a frozen plan (hash,
 signature, publisher trust) and returns the typed `FlightPlan` launch runs.
 """
 
-from flightdeck.flightplan._bindings import Binding, parse_binding
-from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
-from flightdeck.flightplan._catalog import CatalogTool, catalog, resolve_version
-from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
-from flightdeck.flightplan._graph import StepGraph, format_cycle
-from flightdeck.flightplan._images import (
-    ImageResolver,
-    OciResolver,
-    PinnedOnlyResolver,
-    parse_image_ref,
-)
-from flightdeck.flightplan._keyring import Keyring, TrustedKey
-from flightdeck.flightplan._lint import lint_document, lint_plan
-from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
-from flightdeck.flightplan._models import (
-    ActionRequirement,
-    Environment,
-    FlightPlan,
-    Input,
-    Lock,
-    Output,
-    Resolution,
-    ResolvedCapability,
-    ResolvedImage,
-    Step,
-    TrustContract,
-)
-from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
-from flightdeck.flightplan._read import read_plan
-from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
-from flightdeck.flightplan._signing import (
-    KeyPair,
-    generate_keys,
-    key_id,
-    load_private_key,
-    load_public_key,
-)
-from flightdeck.flightplan._store import SkillStore, StoredVersion
-from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
+import importlib as _importlib
+import typing as _typing
+
+# The names below are imported on first use (PEP 562), so importing one
+# submodule does not import the whole package. Helpers keep a leading
+# underscore so the public names stay exactly `__all__`.
+if _typing.TYPE_CHECKING:
+    from flightdeck.flightplan._bindings import Binding, parse_binding
+    from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
+    from flightdeck.flightplan._catalog import CatalogTool, catalog, resolve_version
+    from flightdeck.flightplan._errors import FlightPlanError
+    from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
+    from flightdeck.flightplan._graph import StepGraph, format_cycle
+    from flightdeck.flightplan._images import (
+        ImageResolver,
+        OciResolver,
+        PinnedOnlyResolver,
+        parse_image_ref,
+    )
+    from flightdeck.flightplan._keyring import Keyring, TrustedKey
+    from flightdeck.flightplan._lint import lint_document, lint_plan
+    from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
+    from flightdeck.flightplan._models import (
+        ActionRequirement,
+        Environment,
+        FlightPlan,
+        Input,
+        Lock,
+        Output,
+        Resolution,
+        ResolvedCapability,
+        ResolvedImage,
+        Step,
+        TrustContract,
+    )
+    from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
+    from flightdeck.flightplan._read import read_plan
+    from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
+    from flightdeck.flightplan._signing import (
+        KeyPair,
+        generate_keys,
+        key_id,
+        load_private_key,
+        load_public_key,
+    )
+    from flightdeck.flightplan._store import SkillStore, StoredVersion
+    from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "Binding": ("flightdeck.flightplan._bindings", "Binding"),
+    "parse_binding": ("flightdeck.flightplan._bindings", "parse_binding"),
+    "PartDigests": ("flightdeck.flightplan._canonical", "PartDigests"),
+    "canonical_bytes": ("flightdeck.flightplan._canonical", "canonical_bytes"),
+    "content_hash": ("flightdeck.flightplan._canonical", "content_hash"),
+    "CatalogTool": ("flightdeck.flightplan._catalog", "CatalogTool"),
+    "catalog": ("flightdeck.flightplan._catalog", "catalog"),
+    "resolve_version": ("flightdeck.flightplan._catalog", "resolve_version"),
+    "FlightPlanError": ("flightdeck.flightplan._errors", "FlightPlanError"),
+    "FrozenPlan": ("flightdeck.flightplan._freeze", "FrozenPlan"),
+    "Signature": ("flightdeck.flightplan._freeze", "Signature"),
+    "freeze_file": ("flightdeck.flightplan._freeze", "freeze_file"),
+    "freeze_loaded": ("flightdeck.flightplan._freeze", "freeze_loaded"),
+    "StepGraph": ("flightdeck.flightplan._graph", "StepGraph"),
+    "format_cycle": ("flightdeck.flightplan._graph", "format_cycle"),
+    "ImageResolver": ("flightdeck.flightplan._images", "ImageResolver"),
+    "OciResolver": ("flightdeck.flightplan._images", "OciResolver"),
+    "PinnedOnlyResolver": ("flightdeck.flightplan._images", "PinnedOnlyResolver"),
+    "parse_image_ref": ("flightdeck.flightplan._images", "parse_image_ref"),
+    "Keyring": ("flightdeck.flightplan._keyring", "Keyring"),
+    "TrustedKey": ("flightdeck.flightplan._keyring", "TrustedKey"),
+    "lint_document": ("flightdeck.flightplan._lint", "lint_document"),
+    "lint_plan": ("flightdeck.flightplan._lint", "lint_plan"),
+    "PlanLoad": ("flightdeck.flightplan._load", "PlanLoad"),
+    "load_plan": ("flightdeck.flightplan._load", "load_plan"),
+    "parse_plan": ("flightdeck.flightplan._load", "parse_plan"),
+    "ActionRequirement": ("flightdeck.flightplan._models", "ActionRequirement"),
+    "Environment": ("flightdeck.flightplan._models", "Environment"),
+    "FlightPlan": ("flightdeck.flightplan._models", "FlightPlan"),
+    "Input": ("flightdeck.flightplan._models", "Input"),
+    "Lock": ("flightdeck.flightplan._models", "Lock"),
+    "Output": ("flightdeck.flightplan._models", "Output"),
+    "Resolution": ("flightdeck.flightplan._models", "Resolution"),
+    "ResolvedCapability": ("flightdeck.flightplan._models", "ResolvedCapability"),
+    "ResolvedImage": ("flightdeck.flightplan._models", "ResolvedImage"),
+    "Step": ("flightdeck.flightplan._models", "Step"),
+    "TrustContract": ("flightdeck.flightplan._models", "TrustContract"),
+    "FreezeOutcome": ("flightdeck.flightplan._pipeline", "FreezeOutcome"),
+    "freeze_plan": ("flightdeck.flightplan._pipeline", "freeze_plan"),
+    "read_plan": ("flightdeck.flightplan._read", "read_plan"),
+    "render_dot": ("flightdeck.flightplan._render", "render_dot"),
+    "render_graph": ("flightdeck.flightplan._render", "render_graph"),
+    "render_mermaid": ("flightdeck.flightplan._render", "render_mermaid"),
+    "render_svg": ("flightdeck.flightplan._render", "render_svg"),
+    "KeyPair": ("flightdeck.flightplan._signing", "KeyPair"),
+    "generate_keys": ("flightdeck.flightplan._signing", "generate_keys"),
+    "key_id": ("flightdeck.flightplan._signing", "key_id"),
+    "load_private_key": ("flightdeck.flightplan._signing", "load_private_key"),
+    "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
+    "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
+    "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
+    "VerifiedPlan": ("flightdeck.flightplan._verify", "VerifiedPlan"),
+    "locate_plan": ("flightdeck.flightplan._verify", "locate_plan"),
+    "verify_plan": ("flightdeck.flightplan._verify", "verify_plan"),
+}
+
 
 __all__ = [
     "ActionRequirement",
@@ -103,3 +168,16 @@ __all__ = [
     "resolve_version",
     "verify_plan",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,7 +12,6 @@ construction is specified in docs/canonical-bytes.md.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,11 +31,19 @@ def normalise_body(body: str) -> str:
 
 
 def without_content_hash(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of the frontmatter with `aileron.lock.contentHash` removed."""
-    out = copy.deepcopy(dict(data))
-    lock = out.get("aileron", {}).get("lock") if isinstance(out.get("aileron"), dict) else None
-    if isinstance(lock, dict):
-        lock.pop("contentHash", None)
+    """The frontmatter with `aileron.lock.contentHash` removed. Only the
+    mappings on the way to it (the top level, `aileron`, `lock`) are copied, so
+    a caller may drop keys from those three; everything below is shared with
+    `data` and must be treated as read-only. A deep copy of a 1,000-step plan
+    cost about as much as hashing it."""
+    out = dict(data)
+    aileron = out.get("aileron")
+    if isinstance(aileron, dict):
+        aileron = out["aileron"] = dict(aileron)
+        lock = aileron.get("lock")
+        if isinstance(lock, dict):
+            lock = aileron["lock"] = dict(lock)
+            lock.pop("contentHash", None)
     return out
 
 

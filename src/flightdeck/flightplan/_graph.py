@@ -20,10 +20,9 @@ class StepGraph:
 
     @classmethod
     def of(cls, plan: FlightPlan) -> StepGraph:
-        order: list[str] = []
-        for step in plan.steps:
-            if step.id not in order:
-                order.append(step.id)
+        # dict.fromkeys keeps the first of duplicates, in declaration order,
+        # without the quadratic `not in list` scan.
+        order = list(dict.fromkeys(step.id for step in plan.steps))
         succ: dict[str, list[str]] = {step_id: [] for step_id in order}
         for step in plan.steps:
             for dep in step.dependencies():
@@ -35,15 +34,16 @@ class StepGraph:
         """One cycle per strongly connected component, as `(a, b, c, a)`,
         starting at the component's earliest-declared step."""
         found = []
+        rank = {step_id: index for index, step_id in enumerate(self.order)}
         for component in self._components():
             members = set(component)
-            start = min(component, key=self.order.index)
+            start = min(component, key=rank.__getitem__)
             if len(component) == 1 and start not in self.successors[start]:
                 continue
             path = self._cycle_from(start, members)
             if path:
                 found.append((*path, start))
-        found.sort(key=lambda cycle: self.order.index(cycle[0]))
+        found.sort(key=lambda cycle: rank[cycle[0]])
         return found
 
     def topological_order(self) -> tuple[str, ...]:

@@ -14,9 +14,8 @@ from flightdeck.documents import (
     load_document,
     parse_document,
 )
-from flightdeck.flightplan._lint import lint_document
+from flightdeck.flightplan._lint import lint_read
 from flightdeck.flightplan._models import FlightPlan
-from flightdeck.flightplan._read import read_plan
 
 
 @dataclass(frozen=True)
@@ -57,6 +56,5 @@ def _finish(result: LoadResult, installed_actions: Collection[str] | None) -> Pl
     document = result.document
     if document is None:
         return PlanLoad(result.path, None, None, result.diagnostics)
-    lint = lint_document(document, installed_actions=installed_actions)
-    plan = read_plan(document.data, document.body)
+    plan, lint = lint_read(document, installed_actions=installed_actions)
     return PlanLoad(result.path, document, plan, (*result.diagnostics, *lint))

@@ -15,6 +15,7 @@ The manifest declares credential kinds and placements, never values (seed
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -61,6 +62,9 @@ _PREFIXES = re.compile(
 _TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
 _DIGEST = re.compile(r"sha(256|384|512):[0-9a-f]+")
 _ENTROPY_BITS = 4.0  # bits per character; random base64 is ~5, hex at most 4
+# The shortest text either pattern can match (`xoxb-` + 10): shorter strings,
+# most of a manifest, skip the regular expressions.
+_SHORTEST = 15
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class SecretFinding:
     detail: str
 
 
+@functools.lru_cache(maxsize=4096)  # keys repeat across steps: `id`, `kind`, `bindings`, ...
 def is_secret_key(key: str) -> bool:
     normal = re.sub(r"[^a-z0-9]", "", key.lower())
     return normal in _SECRET_KEYS or normal.endswith(_SECRET_SUFFIXES)
@@ -83,6 +88,8 @@ def _entropy(text: str) -> float:
 
 def looks_like_credential(text: str) -> str | None:
     """A short description of why `text` looks like a credential, or None."""
+    if len(text) < _SHORTEST:
+        return None
     match = _PREFIXES.search(text)
     if match:
         return f"starts like a known credential ({match.group(0)[:6]}...)"
@@ -107,28 +114,32 @@ def scan_values(value: object, pointer: str = "") -> Iterator[SecretFinding]:
             yield SecretFinding(pointer, "value", why)
     elif isinstance(value, dict):
         for key, item in value.items():
-            child = f"{pointer}/{_escape(key)}"
+            # Pointers are built only where they are needed (a finding, or a
+            # container to descend into): most items are short scalars.
             why = looks_like_credential(key)
             if why:
-                yield SecretFinding(child, "value", why)
-            yield from scan_values(item, child)
+                yield SecretFinding(f"{pointer}/{_escape(key)}", "value", why)
+            if isinstance(item, dict | list) or (isinstance(item, str) and len(item) >= _SHORTEST):
+                yield from scan_values(item, f"{pointer}/{_escape(key)}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from scan_values(item, f"{pointer}/{index}")
+            if isinstance(item, dict | list) or (isinstance(item, str) and len(item) >= _SHORTEST):
+                yield from scan_values(item, f"{pointer}/{index}")
 
 
 def scan_keys(value: object, pointer: str) -> Iterator[SecretFinding]:
     """Secret-named keys inside a trust contract or a step."""
     if isinstance(value, dict):
         for key, item in value.items():
-            child = f"{pointer}/{_escape(key)}"
-            if _exempt(pointer, item) or not is_secret_key(key):
-                yield from scan_keys(item, child)
+            if not is_secret_key(key) or _exempt(pointer, item):
+                if isinstance(item, dict | list):
+                    yield from scan_keys(item, f"{pointer}/{_escape(key)}")
                 continue
-            yield SecretFinding(child, "key", key)
+            yield SecretFinding(f"{pointer}/{_escape(key)}", "key", key)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from scan_keys(item, f"{pointer}/{index}")
+            if isinstance(item, dict | list):
+                yield from scan_keys(item, f"{pointer}/{index}")
 
 
 def _exempt(parent: str, value: object) -> bool:

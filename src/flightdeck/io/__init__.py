@@ -10,23 +10,52 @@ outputs back and records each file (bytes, sha256) through `flightdeck.audit`.
 
 from __future__ import annotations
 
-from flightdeck.io._define import (
-    FS_ROOT_KEY,
-    FileContractEntry,
-    IOHandle,
-    define_io,
-    defineIO,
-    fs_root_admitted,
-)
-from flightdeck.io._errors import FileContractError, IODefinitionError
-from flightdeck.io._host import (
-    FileRecord,
-    RunResult,
-    arun_with_file_contract,
-    run_with_file_contract,
-)
-from flightdeck.io._paths import TOKENS, confine, interpolate
-from flightdeck.io._result import Err, Ok, ValidationResult
+import importlib as _importlib
+import typing as _typing
+
+# The names below are imported on first use (PEP 562), so importing one
+# submodule does not import the whole package. Helpers keep a leading
+# underscore so the public names stay exactly `__all__`.
+if _typing.TYPE_CHECKING:
+    from flightdeck.io._define import (
+        FS_ROOT_KEY,
+        FileContractEntry,
+        IOHandle,
+        define_io,
+        defineIO,
+        fs_root_admitted,
+    )
+    from flightdeck.io._errors import FileContractError, IODefinitionError
+    from flightdeck.io._host import (
+        FileRecord,
+        RunResult,
+        arun_with_file_contract,
+        run_with_file_contract,
+    )
+    from flightdeck.io._paths import TOKENS, confine, interpolate
+    from flightdeck.io._result import Err, Ok, ValidationResult
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "FS_ROOT_KEY": ("flightdeck.io._define", "FS_ROOT_KEY"),
+    "FileContractEntry": ("flightdeck.io._define", "FileContractEntry"),
+    "IOHandle": ("flightdeck.io._define", "IOHandle"),
+    "define_io": ("flightdeck.io._define", "define_io"),
+    "defineIO": ("flightdeck.io._define", "defineIO"),
+    "fs_root_admitted": ("flightdeck.io._define", "fs_root_admitted"),
+    "FileContractError": ("flightdeck.io._errors", "FileContractError"),
+    "IODefinitionError": ("flightdeck.io._errors", "IODefinitionError"),
+    "FileRecord": ("flightdeck.io._host", "FileRecord"),
+    "RunResult": ("flightdeck.io._host", "RunResult"),
+    "arun_with_file_contract": ("flightdeck.io._host", "arun_with_file_contract"),
+    "run_with_file_contract": ("flightdeck.io._host", "run_with_file_contract"),
+    "TOKENS": ("flightdeck.io._paths", "TOKENS"),
+    "confine": ("flightdeck.io._paths", "confine"),
+    "interpolate": ("flightdeck.io._paths", "interpolate"),
+    "Err": ("flightdeck.io._result", "Err"),
+    "Ok": ("flightdeck.io._result", "Ok"),
+    "ValidationResult": ("flightdeck.io._result", "ValidationResult"),
+}
+
 
 __all__ = [
     "FS_ROOT_KEY",
@@ -48,3 +77,16 @@ __all__ = [
     "interpolate",
     "run_with_file_contract",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -18,42 +18,101 @@ probe first (`ProbeResult`). The trust contract's hosts are enforced by
 package's `Refused`, `Policy` and `active`.
 """
 
-from flightdeck.guard import Policy as EgressPolicy
-from flightdeck.guard import Refused as EgressDenied
-from flightdeck.guard import active as guard
-from flightdeck.launch._approval import Approvals
-from flightdeck.launch._audit import AuditRouter, sink_from_spec
-from flightdeck.launch._conclude import RunResult
-from flightdeck.launch._drivers import DriverInvoker
-from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._events import LaunchEvent
-from flightdeck.launch._executor import Executor, LocalExecutor, execute_step
-from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
-from flightdeck.launch._invoker import (
-    ActionCall,
-    ActionFailed,
-    ActionInfo,
-    ActionInvoker,
-    HandlerInvoker,
-    ProbingInvoker,
-)
-from flightdeck.launch._journal import Journal, RunRow, StepRow
-from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
-from flightdeck.launch._paths import rewrite, select
-from flightdeck.launch._probe import ProbeResult
-from flightdeck.launch._redact import redact
-from flightdeck.launch._report import run_list, run_report
-from flightdeck.launch._sandbox import bwrap_path
-from flightdeck.launch._secrets import Credential, SecretStore
-from flightdeck.launch._services import StepServices, provider_from_settings
-from flightdeck.launch._setup import configured_runtime, configured_settings
-from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
-from flightdeck.launch._transforms import (
-    TransformContext,
-    get_transform,
-    register_transform,
-    transform_names,
-)
+import importlib as _importlib
+import typing as _typing
+
+# The names below are imported on first use (PEP 562), so importing one
+# submodule does not import the whole package. Helpers keep a leading
+# underscore so the public names stay exactly `__all__`.
+if _typing.TYPE_CHECKING:
+    from flightdeck.guard import Policy as EgressPolicy
+    from flightdeck.guard import Refused as EgressDenied
+    from flightdeck.guard import active as guard
+    from flightdeck.launch._approval import Approvals
+    from flightdeck.launch._audit import AuditRouter, sink_from_spec
+    from flightdeck.launch._conclude import RunResult
+    from flightdeck.launch._drivers import DriverInvoker
+    from flightdeck.launch._errors import LaunchError
+    from flightdeck.launch._events import LaunchEvent
+    from flightdeck.launch._executor import Executor, LocalExecutor, execute_step
+    from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
+    from flightdeck.launch._invoker import (
+        ActionCall,
+        ActionFailed,
+        ActionInfo,
+        ActionInvoker,
+        HandlerInvoker,
+        ProbingInvoker,
+    )
+    from flightdeck.launch._journal import Journal, RunRow, StepRow
+    from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
+    from flightdeck.launch._paths import rewrite, select
+    from flightdeck.launch._probe import ProbeResult
+    from flightdeck.launch._redact import redact
+    from flightdeck.launch._report import run_list, run_report
+    from flightdeck.launch._sandbox import bwrap_path
+    from flightdeck.launch._secrets import Credential, SecretStore
+    from flightdeck.launch._services import StepServices, provider_from_settings
+    from flightdeck.launch._setup import configured_runtime, configured_settings
+    from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
+    from flightdeck.launch._transforms import (
+        TransformContext,
+        get_transform,
+        register_transform,
+        transform_names,
+    )
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "EgressPolicy": ("flightdeck.guard", "Policy"),
+    "EgressDenied": ("flightdeck.guard", "Refused"),
+    "guard": ("flightdeck.guard", "active"),
+    "Approvals": ("flightdeck.launch._approval", "Approvals"),
+    "AuditRouter": ("flightdeck.launch._audit", "AuditRouter"),
+    "sink_from_spec": ("flightdeck.launch._audit", "sink_from_spec"),
+    "RunResult": ("flightdeck.launch._conclude", "RunResult"),
+    "DriverInvoker": ("flightdeck.launch._drivers", "DriverInvoker"),
+    "LaunchError": ("flightdeck.launch._errors", "LaunchError"),
+    "LaunchEvent": ("flightdeck.launch._events", "LaunchEvent"),
+    "Executor": ("flightdeck.launch._executor", "Executor"),
+    "LocalExecutor": ("flightdeck.launch._executor", "LocalExecutor"),
+    "execute_step": ("flightdeck.launch._executor", "execute_step"),
+    "ResolvedInputs": ("flightdeck.launch._inputs", "ResolvedInputs"),
+    "resolve_inputs": ("flightdeck.launch._inputs", "resolve_inputs"),
+    "ActionCall": ("flightdeck.launch._invoker", "ActionCall"),
+    "ActionFailed": ("flightdeck.launch._invoker", "ActionFailed"),
+    "ActionInfo": ("flightdeck.launch._invoker", "ActionInfo"),
+    "ActionInvoker": ("flightdeck.launch._invoker", "ActionInvoker"),
+    "HandlerInvoker": ("flightdeck.launch._invoker", "HandlerInvoker"),
+    "ProbingInvoker": ("flightdeck.launch._invoker", "ProbingInvoker"),
+    "Journal": ("flightdeck.launch._journal", "Journal"),
+    "RunRow": ("flightdeck.launch._journal", "RunRow"),
+    "StepRow": ("flightdeck.launch._journal", "StepRow"),
+    "LaunchOptions": ("flightdeck.launch._launch", "LaunchOptions"),
+    "Runtime": ("flightdeck.launch._launch", "Runtime"),
+    "launch": ("flightdeck.launch._launch", "launch"),
+    "verify_target": ("flightdeck.launch._launch", "verify_target"),
+    "rewrite": ("flightdeck.launch._paths", "rewrite"),
+    "select": ("flightdeck.launch._paths", "select"),
+    "ProbeResult": ("flightdeck.launch._probe", "ProbeResult"),
+    "redact": ("flightdeck.launch._redact", "redact"),
+    "run_list": ("flightdeck.launch._report", "run_list"),
+    "run_report": ("flightdeck.launch._report", "run_report"),
+    "bwrap_path": ("flightdeck.launch._sandbox", "bwrap_path"),
+    "Credential": ("flightdeck.launch._secrets", "Credential"),
+    "SecretStore": ("flightdeck.launch._secrets", "SecretStore"),
+    "StepServices": ("flightdeck.launch._services", "StepServices"),
+    "provider_from_settings": ("flightdeck.launch._services", "provider_from_settings"),
+    "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
+    "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
+    "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
+    "StepSettings": ("flightdeck.launch._task", "StepSettings"),
+    "StepTask": ("flightdeck.launch._task", "StepTask"),
+    "TransformContext": ("flightdeck.launch._transforms", "TransformContext"),
+    "get_transform": ("flightdeck.launch._transforms", "get_transform"),
+    "register_transform": ("flightdeck.launch._transforms", "register_transform"),
+    "transform_names": ("flightdeck.launch._transforms", "transform_names"),
+}
+
 
 __all__ = [
     "ActionCall",
@@ -105,3 +164,16 @@ __all__ = [
     "transform_names",
     "verify_target",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

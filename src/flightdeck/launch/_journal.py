@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,11 +146,13 @@ def _unusable(path: Path, exc: Exception) -> LaunchError:
 
 class Journal:
     """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode. Each
-    write commits before it returns."""
+    write commits before it returns, except inside `batch()`, whose writes
+    commit together when the block ends."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else data_dir() / JOURNAL_FILE
-        self._lock = threading.Lock()
+        # Re-entrant: `batch()` holds it while the writes inside take it again.
+        self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
 
     def _db(self) -> sqlite3.Connection:
@@ -180,6 +184,25 @@ class Journal:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction for the writes made in the block (one commit instead
+        of one per write). The scheduler wraps each round in it: the block has
+        no `await`, so the round's rows are on disk before any step it
+        started runs, as with per-write commits. Other threads' writes wait
+        for the commit. The writes are committed even if the block raises:
+        each is a fact about a step that already happened."""
+        with self._lock:
+            conn = self._db()
+            if conn.in_transaction:  # nested: the outer block commits
+                yield
+                return
+            conn.execute("BEGIN")
+            try:
+                yield
+            finally:
+                conn.execute("COMMIT")
 
     def _exec(self, sql: str, args: tuple[Any, ...]) -> None:
         with self._lock:

@@ -92,24 +92,30 @@ class Scheduler:
             if step_id in self.state.failed:
                 settle(step_id)
         running: dict[asyncio.Future[StepOutcome], Step] = {}
-        while ready or running:
-            while ready and len(running) < max(self.max_parallel, 1):
-                _, step_id = heapq.heappop(ready)
-                if step_id not in waiting:
-                    continue  # blocked after it became ready
-                waiting.discard(step_id)
-                task = self._dispatch(steps[step_id])
-                if task is None:
-                    settle(step_id)
-                else:
-                    running[asyncio.ensure_future(self.executor.submit(task))] = steps[step_id]
+        finished: set[asyncio.Future[StepOutcome]] = set()
+        while True:
+            # One scheduling round, one journal transaction: the rows of the
+            # steps that just finished and of those started now commit
+            # together, before the `await` lets any started step run.
+            with self.journal.batch():
+                for future in sorted(finished, key=lambda f: rank[running[f].id]):
+                    step = running.pop(future)
+                    self._finish(step, future.result())
+                    settle(step.id)
+                while ready and len(running) < max(self.max_parallel, 1):
+                    _, step_id = heapq.heappop(ready)
+                    if step_id not in waiting:
+                        continue  # blocked after it became ready
+                    waiting.discard(step_id)
+                    task = self._dispatch(steps[step_id])
+                    if task is None:
+                        settle(step_id)
+                    else:
+                        future = asyncio.ensure_future(self.executor.submit(task))
+                        running[future] = steps[step_id]
             if not running:
                 break
             finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for future in sorted(finished, key=lambda f: rank[running[f].id]):
-                step = running.pop(future)
-                self._finish(step, future.result())
-                settle(step.id)
         return self.state
 
     # ------------------------------------------------------------------

@@ -10,15 +10,34 @@ narrow them (see `flightdeck.actions.check_narrowing`).
 
 from __future__ import annotations
 
-from flightdeck.tools._define import (
-    REMOVED_FIELDS,
-    ToolDefinitionError,
-    ToolHandle,
-    define_tool,
-    defineTool,
-    load_tool,
-)
-from flightdeck.tools._inspect import InspectReport, inspect_manifest
+import importlib as _importlib
+import typing as _typing
+
+# The names below are imported on first use (PEP 562), so importing one
+# submodule does not import the whole package. Helpers keep a leading
+# underscore so the public names stay exactly `__all__`.
+if _typing.TYPE_CHECKING:
+    from flightdeck.tools._define import (
+        REMOVED_FIELDS,
+        ToolDefinitionError,
+        ToolHandle,
+        define_tool,
+        defineTool,
+        load_tool,
+    )
+    from flightdeck.tools._inspect import InspectReport, inspect_manifest
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "REMOVED_FIELDS": ("flightdeck.tools._define", "REMOVED_FIELDS"),
+    "ToolDefinitionError": ("flightdeck.tools._define", "ToolDefinitionError"),
+    "ToolHandle": ("flightdeck.tools._define", "ToolHandle"),
+    "define_tool": ("flightdeck.tools._define", "define_tool"),
+    "defineTool": ("flightdeck.tools._define", "defineTool"),
+    "load_tool": ("flightdeck.tools._define", "load_tool"),
+    "InspectReport": ("flightdeck.tools._inspect", "InspectReport"),
+    "inspect_manifest": ("flightdeck.tools._inspect", "inspect_manifest"),
+}
+
 
 __all__ = [
     "REMOVED_FIELDS",
@@ -30,3 +49,16 @@ __all__ = [
     "inspect_manifest",
     "load_tool",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -25,7 +25,11 @@ CheckSet = Mapping[DocumentKind, Sequence[Check]]
 def default_checks(options: ValidateOptions) -> CheckSet:
     """Narrowing for implementors (TOOL, DRIVER), the SDK driver checks that
     need no import (install methods, templates, dropped inputs), and lint
-    for Flight Plans."""
+    for Flight Plans.
+
+    The packages are lazy: each check imports its layer's code the first time
+    a document of its kind is checked, so validating one ACTION.md does not
+    pay for the driver or Flight Plan machinery."""
     from flightdeck import actions, drivers, flightplan
 
     contexts: dict[Path | None, actions.CheckContext] = {}
@@ -67,8 +71,11 @@ def default_checks(options: ValidateOptions) -> CheckSet:
     def lint(document: Document) -> list[Diagnostic]:
         return flightplan.lint_document(document)
 
+    def driver(document: Document) -> list[Diagnostic]:
+        return drivers.check_document(document)
+
     return {
         DocumentKind.TOOL: [narrowing],
-        DocumentKind.DRIVER: [narrowing, drivers.check_document],
+        DocumentKind.DRIVER: [narrowing, driver],
         DocumentKind.SKILL: [lint],
     }

@@ -1,0 +1,101 @@
+"""Each command imports only what it uses (issue 14).
+
+The command runs in a fresh interpreter through `flightdeck.cli.main`; the
+test then lists the modules it must not have imported. A module in a list
+here is one the command has no use for on that path: importing it only
+costs start-up time (httpx and rich alone are ~100 ms).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ACTION = EXAMPLES / "workspace" / ".actions" / "notes-append" / "ACTION.md"
+TOOL = EXAMPLES / "workspace" / ".tools" / "notes-append" / "TOOL.md"
+PLAN = EXAMPLES / "flightplans" / "metrics-digest" / "SKILL.md"
+
+_PROBE = """
+import json, sys
+from flightdeck.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+# Never needed by a command that only reads manifests or prints.
+NETWORK_AND_UI = ["httpx", "rich", "anthropic", "openai", "mcp", "pydantic", "jinja2"]
+RUNTIME = [
+    "asyncio",
+    "cryptography",
+    "jsonpath_rfc9535",
+    "flightdeck.flightplan._freeze",
+    "flightdeck.flightplan._images",
+    "flightdeck.flightplan._signing",
+    "flightdeck.drivers._seam",
+    "flightdeck.io._host",
+    "flightdeck.launch._launch",
+]
+
+CASES: list[tuple[str, list[str], list[str]]] = [
+    ("version", ["--version"], ["click", "typing", "flightdeck.documents", "yaml"]),
+    (
+        "validate-action",
+        ["validate", str(ACTION)],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.drivers._manifest", "flightdeck.actions._check"],
+    ),
+    ("validate-tool", ["validate", str(TOOL)], [*NETWORK_AND_UI, *RUNTIME]),
+    (
+        "validate-plan",
+        ["validate", str(PLAN)],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.drivers._manifest"],
+    ),
+    (
+        "runs-list",
+        ["runs", "list"],
+        [*NETWORK_AND_UI, *RUNTIME, "jsonschema", "yaml", "flightdeck.documents"],
+    ),
+    (
+        "schema",
+        ["schema", "action"],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.actions._check", "flightdeck.drivers._manifest"],
+    ),
+    ("lint", ["lint", str(PLAN)], [*NETWORK_AND_UI, *RUNTIME]),
+]
+
+
+def _imported(args: list[str], home: Path) -> set[str]:
+    env = {**os.environ, "FLIGHTDECK_HOME": str(home)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    modules: list[str] = json.loads(proc.stderr.strip().splitlines()[-1])
+    return set(modules)
+
+
+@pytest.mark.parametrize(("args", "forbidden"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_command_imports_only_what_it_uses(
+    args: list[str], forbidden: list[str], tmp_path: Path
+) -> None:
+    imported = _imported(args, tmp_path)
+    assert "flightdeck.cli" in imported  # the probe really ran the command
+    assert sorted(set(forbidden) & imported) == []
+
+
+def test_probe_sees_what_a_command_does_import(tmp_path: Path) -> None:
+    """The probe can fail: validating a driver does need the driver checks."""
+    driver = EXAMPLES / "drivers" / ".drivers" / "textstats-local" / "DRIVER.md"
+    assert "flightdeck.drivers._manifest" in _imported(["validate", str(driver)], tmp_path)

@@ -1,0 +1,54 @@
+"""`Journal.batch()`: one transaction per scheduling round."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from flightdeck.launch import Journal
+
+
+def _seen(path: Path) -> list[str]:
+    with sqlite3.connect(path) as other:  # a second reader, like a resume in another process
+        return [row[0] for row in other.execute("SELECT step_id FROM steps ORDER BY step_id")]
+
+
+def test_rows_written_in_a_batch_commit_together_at_its_end(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.sqlite3")
+    with journal.batch():
+        journal.step_started("r1", "a", "transform", None)
+        journal.step_finished("r1", "b", "transform", "completed")
+        assert _seen(journal.path) == []  # one transaction: nothing visible yet
+    assert _seen(journal.path) == ["a", "b"]
+    journal.step_started("r1", "c", "transform", None)  # outside a batch: at once
+    assert _seen(journal.path) == ["a", "b", "c"]
+    journal.close()
+
+
+def test_a_batch_that_raises_still_commits_what_it_wrote(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.sqlite3")
+    with pytest.raises(RuntimeError), journal.batch():
+        journal.step_finished("r1", "done", "transform", "completed")
+        with journal.batch():  # nested: joins the outer transaction
+            journal.step_started("r1", "next", "transform", None)
+        raise RuntimeError("a bug in the round")
+    assert _seen(journal.path) == ["done", "next"]
+    journal.close()
+
+
+def test_another_threads_write_waits_for_the_batch_to_commit(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.sqlite3")
+    other = threading.Thread(
+        target=journal.step_started, args=("r1", "other", "transform", None), daemon=True
+    )
+    with journal.batch():
+        journal.step_started("r1", "mine", "transform", None)
+        other.start()
+        other.join(0.2)
+        assert other.is_alive()  # held at the journal's lock, not inside this transaction
+    other.join(30)
+    assert _seen(journal.path) == ["mine", "other"]
+    journal.close()
