@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
-from flightdeck.documents._diagnostics import Diagnostic, locate
+from flightdeck.documents._diagnostics import Diagnostic, Severity, locate
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
 from flightdeck.documents._schema_errors import schema_diagnostics
 
@@ -23,6 +23,10 @@ class Limits:
     max_bytes: int = 5 * 1024 * 1024
     max_depth: int = 64
     max_alias_expansion: int = 10_000
+    max_scalar_chars: int = 1024 * 1024
+    max_int_digits: int = 100
+    max_keys: int = 10_000  # per mapping
+    max_diagnostics: int = 100  # per file; the rest are counted in one more
 
 
 DEFAULT_LIMITS = Limits()
@@ -33,9 +37,12 @@ def validate_data(kind: DocumentKind | str, data: Any) -> list[Diagnostic]:
     resolved = _kinds.coerce_kind(kind)
     assert resolved is not None
     name = _kinds.schema_name(resolved, data)
-    if _schemas.is_valid(name, data):
-        return []
-    return schema_diagnostics(name, data)
+    try:
+        if _schemas.is_valid(name, data):
+            return []
+        return schema_diagnostics(name, data)
+    except RecursionError:  # only reachable with a raised --max-depth
+        return [Diagnostic("document.too_deep_to_check", "the data is nested too deeply to check")]
 
 
 def _failed(path: Path | None, diag: Diagnostic) -> LoadResult:
@@ -62,14 +69,43 @@ def parse_document(
         split = _frontmatter.split(_frontmatter.normalise(text))
     except _frontmatter.FrontmatterError as exc:
         return _failed(where, exc.diagnostic)
-    yaml_limits = _yaml.YamlLimits(limits.max_depth, limits.max_alias_expansion)
+    yaml_limits = _yaml.YamlLimits(
+        limits.max_depth,
+        limits.max_alias_expansion,
+        limits.max_scalar_chars,
+        limits.max_int_digits,
+        limits.max_keys,
+    )
     try:
         data, source_map = _yaml.compose(
             split.frontmatter, line_offset=split.line_offset, limits=yaml_limits
         )
     except _yaml.YamlError as exc:
         return _failed(where, exc.diagnostic)
-    return _build(where, data, split, source_map, _kinds.coerce_kind(kind))
+    result = _build(where, data, split, source_map, _kinds.coerce_kind(kind))
+    return _capped(result, limits.max_diagnostics)
+
+
+def _capped(result: LoadResult, cap: int) -> LoadResult:
+    """The first `cap` diagnostics, then one that counts the rest."""
+    if len(result.diagnostics) <= cap:
+        return result
+    shown, rest = result.diagnostics[:cap], result.diagnostics[cap:]
+    more = Diagnostic(
+        "document.too_many_diagnostics",
+        f"{len(rest):,} more problems not shown",
+        severity=max((d.severity for d in rest), key=_rank),
+        file=shown[-1].file,
+        line=rest[0].line,
+        column=rest[0].column,
+        pointer=rest[0].pointer,
+        hint="fix the ones shown first",
+    )
+    return LoadResult(result.path, result.document, (*shown, more))
+
+
+def _rank(severity: Severity) -> int:
+    return (Severity.INFO, Severity.WARNING, Severity.ERROR).index(severity)
 
 
 def _build(

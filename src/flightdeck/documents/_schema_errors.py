@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -168,8 +169,7 @@ def _unknown_keys(error: ValidationError, keyword: str, base: _Where) -> Iterato
     instance = error.instance if isinstance(error.instance, dict) else {}
     known = sorted((error.schema.get("properties") or {}) if isinstance(error.schema, dict) else {})
     evaluated = set(known)
-    # The message lists the offending keys; recover them from the instance.
-    extras = [k for k in instance if k not in evaluated and repr(k) in error.message]
+    extras = _extras(error, keyword, instance, evaluated)
     for key in extras or [k for k in instance if k not in evaluated]:
         close = difflib.get_close_matches(key, known, n=1)
         hint = f"did you mean '{close[0]}'?" if close else None
@@ -182,6 +182,21 @@ def _unknown_keys(error: ValidationError, keyword: str, base: _Where) -> Iterato
             pointer=pointer_join(base.pointer, key),
             schema_pointer=base.schema_pointer,
         )
+
+
+def _extras(
+    error: ValidationError, keyword: str, instance: dict[str, Any], known: set[str]
+) -> list[str]:
+    """The keys the error is about. For additionalProperties they are recomputed
+    from the schema (linear in the key count); for unevaluatedProperties they are
+    recovered from the message, which is quadratic, so only for small mappings."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if keyword == "additionalProperties":
+        patterns = [re.compile(p) for p in schema.get("patternProperties") or {}]
+        return [k for k in instance if k not in known and not any(p.search(k) for p in patterns)]
+    if len(instance) > 1000:
+        return []
+    return [k for k in instance if k not in known and repr(k) in error.message]
 
 
 def _suggest(found: Any, options: list[Any]) -> str | None:
