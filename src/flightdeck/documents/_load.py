@@ -13,7 +13,8 @@ from typing import Any
 from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
 from flightdeck.documents._diagnostics import Diagnostic, Severity, locate
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
-from flightdeck.documents._schema_errors import schema_diagnostics
+from flightdeck.documents._offline import ref_problems
+from flightdeck.documents._schema_errors import fast_diagnostics, schema_diagnostics
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,26 @@ def validate_data(kind: DocumentKind | str, data: Any) -> list[Diagnostic]:
     try:
         if _schemas.is_valid(name, data):
             return []
-        return schema_diagnostics(name, data)
+        # One verdict: the fast validator decides; when the explaining one finds
+        # nothing to say, the fast one's own errors are reported instead.
+        return schema_diagnostics(name, data) or fast_diagnostics(name, data)
     except RecursionError:  # only reachable with a raised --max-depth
         return [Diagnostic("document.too_deep_to_check", "the data is nested too deeply to check")]
+
+
+# Frontmatter fields that hold a user's JSON Schema: their `$ref`s must resolve offline.
+_SCHEMA_FIELDS = {
+    DocumentKind.TOOL: ("inputs", "outputs"),
+    DocumentKind.IO: ("inputs", "outputs"),
+    DocumentKind.ACTION: ("inputs", "outputs"),
+}
+
+
+def _ref_diagnostics(kind: DocumentKind, data: dict[str, Any]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for field in _SCHEMA_FIELDS.get(kind, ()):
+        out += ref_problems(data.get(field), f"/{field}", "schema.unresolvable_ref")
+    return out
 
 
 def _failed(path: Path | None, diag: Diagnostic) -> LoadResult:
@@ -137,7 +155,8 @@ def _build(
         )
         return _failed(path, diag)
     document = Document(kind, data, split.body, path, source_map, split.body_line)
-    diagnostics = tuple(locate(validate_data(kind, data), file, source_map))
+    problems = validate_data(kind, data) + _ref_diagnostics(kind, data)
+    diagnostics = tuple(locate(problems, file, source_map))
     return LoadResult(path, document, diagnostics)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -17,7 +16,8 @@ from jsonschema import ValidationError
 from jsonschema.exceptions import best_match, relevance
 
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
-from flightdeck.documents._schemas import python_validator
+from flightdeck.documents._offline import ecma_search
+from flightdeck.documents._schemas import fast_validator, python_validator
 
 
 class _Where(NamedTuple):
@@ -48,6 +48,22 @@ def schema_diagnostics(schema: str, data: Any) -> list[Diagnostic]:
                 seen.add(key)
                 out.append(diag)
     return out
+
+
+def fast_diagnostics(schema: str, data: Any) -> list[Diagnostic]:
+    """Located diagnostics from the fast validator's own errors, for the rare
+    case where it finds a problem the explaining validator does not."""
+    out: list[Diagnostic] = []
+    for error in fast_validator(schema).iter_errors(data):
+        out.append(
+            Diagnostic(
+                "schema.invalid",
+                f"{_field(pointer_join('', *error.instance_path))}: {error.message[:200]}",
+                pointer=pointer_join("", *error.instance_path),
+                schema_pointer=pointer_join("", *error.schema_path),
+            )
+        )
+    return out or [Diagnostic("schema.invalid", "the frontmatter does not match its schema")]
 
 
 def _deepest(error: ValidationError) -> ValidationError:
@@ -192,8 +208,10 @@ def _extras(
     recovered from the message, which is quadratic, so only for small mappings."""
     schema = error.schema if isinstance(error.schema, dict) else {}
     if keyword == "additionalProperties":
-        patterns = [re.compile(p) for p in schema.get("patternProperties") or {}]
-        return [k for k in instance if k not in known and not any(p.search(k) for p in patterns)]
+        patterns = list(schema.get("patternProperties") or {})
+        return [
+            k for k in instance if k not in known and not any(ecma_search(p, k) for p in patterns)
+        ]
     if len(instance) > 1000:
         return []
     return [k for k in instance if k not in known and repr(k) in error.message]
