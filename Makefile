@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench clean
+.PHONY: setup demo test lint typecheck unit bench fuzz clean
 
 setup: $(STAMP)
 
@@ -35,6 +35,11 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+
+# Not part of CI: fuzz the document layer (FUZZ_N documents; bench/fuzz/documents.py).
+FUZZ_N ?= 1000000
+fuzz: $(STAMP)
+	$(BIN)/python bench/fuzz/documents.py -n $(FUZZ_N)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -7,7 +7,6 @@ breaks it.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +46,6 @@ class _Anchor:
     text: str | None  # a scalar's source text, for use as a mapping key
     size: int  # nodes the anchored value holds
     height: int  # nesting levels (0 for a scalar)
-    entries: list[tuple[bool, str, tuple[int, int]]]  # (is_key, relative pointer, position)
 
 
 class _Frame:
@@ -59,19 +57,17 @@ class _Frame:
         "height",
         "is_map",
         "key",
-        "log_start",
         "merged",
         "merging",
         "pointer",
         "size",
     )
 
-    def __init__(self, container: Any, pointer: str, anchor: str | None, log_start: int) -> None:
+    def __init__(self, container: Any, pointer: str, anchor: str | None) -> None:
         self.container = container
         self.is_map = isinstance(container, dict)
         self.pointer = pointer
         self.anchor = anchor
-        self.log_start = log_start
         self.key: str | None = None  # mappings: the key awaiting its value
         self.merging = False  # mappings: the pending key is `<<`
         self.merged: set[str] = set()
@@ -90,8 +86,6 @@ class Builder:
         self.keys: dict[str, tuple[int, int]] = {}
         self.stack: list[_Frame] = []
         self.anchors: dict[str, _Anchor] = {}
-        self.recording = 0  # open anchored containers: their positions are logged
-        self.log: list[tuple[bool, str, tuple[int, int]]] = []
         self.expanded = 0
         self.root: Any = None
 
@@ -111,8 +105,6 @@ class Builder:
 
     def record(self, is_key: bool, pointer: str, where: tuple[int, int]) -> None:
         (self.keys if is_key else self.values)[pointer] = where
-        if self.recording:
-            self.log.append((is_key, pointer, where))
 
     # -- the event loop ---------------------------------------------------------
 
@@ -174,7 +166,7 @@ class Builder:
         if pointer is None:  # a mapping key: its source text, never resolved
             self.key(event, text, event.tag is None and event.implicit[0])
             if event.anchor is not None:
-                self.define(event, text, text, 1, 0, [])
+                self.define(event, text, text)
             return
         value = self.resolve(event, pointer)
         if not self.merge_frame():
@@ -183,7 +175,7 @@ class Builder:
         if self.stack:
             self.stack[-1].size += 1
         if event.anchor is not None:
-            self.define(event, value, text, 1, 0, [])
+            self.define(event, value, text)
 
     def resolve(self, event: Any, pointer: str) -> Any:
         tag, text = event.tag, event.value
@@ -312,10 +304,8 @@ class Builder:
             self.fail("yaml.unsupported_tag", f"unsupported tag {short(tag)!r}", event, pointer)
         if not self.merge_frame():
             self.record(False, pointer, self.pos(event))
-        if event.anchor is not None:
-            self.recording += 1
         container: Any = {} if is_map else []
-        frame = _Frame(container, pointer, event.anchor, len(self.log))
+        frame = _Frame(container, pointer, event.anchor)
         frame.size = 1
         self.stack.append(frame)
 
@@ -325,20 +315,11 @@ class Builder:
         if self.stack:
             self.stack[-1].size += frame.size
         if frame.anchor is not None:
-            base = len(frame.pointer)
-            entries = [(k, p[base:], w) for k, p, w in self.log[frame.log_start :]]
-            self.recording -= 1
-            if not self.recording:
-                self.log = []
-            # A merge target records under its mapping's pointer; relative
-            # pointers keep that meaning when the anchor is replayed.
-            self.anchors[frame.anchor] = _Anchor(value, None, frame.size, frame.height, entries)
+            self.anchors[frame.anchor] = _Anchor(value, None, frame.size, frame.height)
         self.attach(None, value, frame.pointer, frame.height)
 
-    def define(
-        self, event: Any, value: Any, text: str | None, size: int, height: int, entries: list[Any]
-    ) -> None:
-        self.anchors[event.anchor] = _Anchor(value, text, size, height, entries)
+    def define(self, event: Any, value: Any, text: str) -> None:
+        self.anchors[event.anchor] = _Anchor(value, text, 1, 0)
 
     def alias(self, event: Any) -> None:
         anchor = self.anchors.get(event.anchor)
@@ -378,15 +359,18 @@ class Builder:
                 event,
                 pointer,
             )
-        merging = self.merge_frame()
-        if not merging:
+        if not self.merge_frame():  # values inside an alias are located at the alias
             self.record(False, pointer, self.pos(event))
-        for is_key, rel, where in anchor.entries:
-            if rel or is_key:
-                self.record(is_key, pointer + rel, where)
         if self.stack:
             self.stack[-1].size += anchor.size
         value = anchor.value
         if isinstance(value, dict | list):
-            value = copy.deepcopy(value)  # bounded: the expansion cap was checked above
+            value = _copy(value)  # bounded: the expansion cap was checked above
         self.attach(event, value, pointer, anchor.height)
+
+
+def _copy(value: Any) -> Any:
+    """A copy of JSON data; recursion is bounded by the depth cap."""
+    if isinstance(value, dict):
+        return {k: _copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
+    return [_copy(v) if isinstance(v, dict | list) else v for v in value]
