@@ -100,26 +100,22 @@ def parse_document(
         )
     except _yaml.YamlError as exc:
         return _failed(where, exc.diagnostic)
-    result = _build(where, data, split, source_map, _kinds.coerce_kind(kind))
-    return _capped(result, limits.max_diagnostics)
+    return _build(where, data, split, source_map, _kinds.coerce_kind(kind), limits)
 
 
-def _capped(result: LoadResult, cap: int) -> LoadResult:
+def _capped(problems: list[Diagnostic], cap: int) -> list[Diagnostic]:
     """The first `cap` diagnostics, then one that counts the rest."""
-    if len(result.diagnostics) <= cap:
-        return result
-    shown, rest = result.diagnostics[:cap], result.diagnostics[cap:]
+    if len(problems) <= cap:
+        return problems
+    shown, rest = problems[:cap], problems[cap:]
     more = Diagnostic(
         "document.too_many_diagnostics",
         f"{len(rest):,} more problems not shown",
         severity=max((d.severity for d in rest), key=_rank),
-        file=shown[-1].file,
-        line=rest[0].line,
-        column=rest[0].column,
         pointer=rest[0].pointer,
         hint="fix the ones shown first",
     )
-    return LoadResult(result.path, result.document, (*shown, more))
+    return [*shown, more]
 
 
 def _rank(severity: Severity) -> int:
@@ -132,6 +128,7 @@ def _build(
     split: _frontmatter.Split,
     source_map: SourceMap,
     forced: DocumentKind | None,
+    limits: Limits,
 ) -> LoadResult:
     file = str(path) if path is not None else None
     if not isinstance(data, dict):
@@ -156,7 +153,7 @@ def _build(
         return _failed(path, diag)
     document = Document(kind, data, split.body, path, source_map, split.body_line)
     problems = validate_data(kind, data) + _ref_diagnostics(kind, data)
-    diagnostics = tuple(locate(problems, file, source_map))
+    diagnostics = tuple(locate(_capped(problems, limits.max_diagnostics), file, source_map))
     return LoadResult(path, document, diagnostics)
 
 

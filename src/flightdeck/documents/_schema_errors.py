@@ -36,13 +36,18 @@ _TYPE_NAMES = {
 }
 
 
+# Unknown-field hints (difflib) cost ~0.1 ms each; past this many, fields are
+# reported without one, since the per-file cap hides them anyway.
+HINT_BUDGET = 200
+
+
 def schema_diagnostics(schema: str, data: Any) -> list[Diagnostic]:
     """Every schema problem of `data`, ordered by position in the document."""
     errors = sorted(python_validator(schema).iter_errors(data), key=relevance)
     out: list[Diagnostic] = []
     seen: set[tuple[str, str, str]] = set()
     for error in errors:
-        for diag in _convert(_deepest(error)):
+        for diag in _convert(_deepest(error), hints=len(out) < HINT_BUDGET):
             key = (diag.code, diag.pointer, diag.message)
             if key not in seen:
                 seen.add(key)
@@ -115,7 +120,7 @@ def _allowed(types: Any) -> str:
     return " or ".join(_TYPE_NAMES.get(t, t) for t in names)
 
 
-def _convert(error: ValidationError) -> Iterator[Diagnostic]:
+def _convert(error: ValidationError, hints: bool = True) -> Iterator[Diagnostic]:
     keyword = str(error.validator)
     pointer = _pointer(error)
     base = _Where(pointer, _schema_pointer(error))
@@ -124,7 +129,7 @@ def _convert(error: ValidationError) -> Iterator[Diagnostic]:
     if keyword == "required":
         yield from _required(error, base)
     elif keyword in ("additionalProperties", "unevaluatedProperties"):
-        yield from _unknown_keys(error, keyword, base)
+        yield from _unknown_keys(error, keyword, base, hints)
     elif keyword == "type":
         yield Diagnostic(
             "schema.type",
@@ -181,16 +186,21 @@ def _required(error: ValidationError, base: _Where) -> Iterator[Diagnostic]:
             )
 
 
-def _unknown_keys(error: ValidationError, keyword: str, base: _Where) -> Iterator[Diagnostic]:
+def _unknown_keys(
+    error: ValidationError, keyword: str, base: _Where, hints: bool
+) -> Iterator[Diagnostic]:
     instance = error.instance if isinstance(error.instance, dict) else {}
     known = sorted((error.schema.get("properties") or {}) if isinstance(error.schema, dict) else {})
     evaluated = set(known)
     extras = _extras(error, keyword, instance, evaluated)
-    for key in extras or [k for k in instance if k not in evaluated]:
-        close = difflib.get_close_matches(key, known, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else None
-        if hint is None and known:
-            hint = "allowed here: " + ", ".join(known)
+    for index, key in enumerate(extras or [k for k in instance if k not in evaluated]):
+        hint = None
+        if hints:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else None
+            if hint is None and known:
+                hint = "allowed here: " + ", ".join(known)
+            hints = index < HINT_BUDGET
         yield Diagnostic(
             "schema.unknown_field",
             f"unknown field '{key}' in {_field(base.pointer)}",
