@@ -125,3 +125,28 @@ def test_cli_reports_hostile_file_and_exits_normally(
     assert "Traceback" not in done.stderr
     report = json.loads(done.stdout)
     assert code in json.dumps(report)
+
+
+def test_a_hundred_digit_integer_is_still_a_number() -> None:
+    result = parse_document(HEAD + "metadata: {n: " + "9" * 100 + "}\n---\n", path="ACTION.md")
+    assert result.document is not None
+    assert result.document.data["metadata"]["n"] == int("9" * 100)
+
+
+def test_unknown_field_hints_stop_after_the_budget() -> None:
+    keys = "".join(f"u{i}: 1\n" for i in range(300))
+    limits = Limits(max_diagnostics=1_000)
+    diags = parse_document(HEAD + keys + "---\n", path="ACTION.md", limits=limits).diagnostics
+    assert len(diags) == 300
+    assert all(d.hint for d in diags[:200]) and not any(d.hint for d in diags[200:])
+
+
+def test_a_validator_recursion_error_is_a_diagnostic(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flightdeck.documents import _schemas, validate_data
+
+    def deep(name: str, data: object) -> bool:
+        raise RecursionError
+
+    monkeypatch.setattr(_schemas, "is_valid", deep)
+    codes = [d.code for d in validate_data("action", {"schema": "action/v1"})]
+    assert codes == ["document.too_deep_to_check"]

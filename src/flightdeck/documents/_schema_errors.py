@@ -195,12 +195,11 @@ def _unknown_keys(
     extras = _extras(error, keyword, instance, evaluated)
     for index, key in enumerate(extras or [k for k in instance if k not in evaluated]):
         hint = None
-        if hints:
+        if hints and index < HINT_BUDGET:
             close = difflib.get_close_matches(key, known, n=1)
             hint = f"did you mean '{close[0]}'?" if close else None
             if hint is None and known:
                 hint = "allowed here: " + ", ".join(known)
-            hints = index < HINT_BUDGET
         yield Diagnostic(
             "schema.unknown_field",
             f"unknown field '{key}' in {_field(base.pointer)}",
