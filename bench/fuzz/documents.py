@@ -284,8 +284,13 @@ def main() -> int:
     print(f"uncaught exceptions: {sum(e['kind'] == 'exception' for e in errors)}")
     print(f"hangs (> {args.case_timeout:g} s): {sum(e['kind'] == 'hang' for e in errors)}")
     print(f"crashes: {len(crashes)} {crashes[:10]}")
-    for error in errors[:10]:
-        print("  ", error)
+    kinds: dict[str, int] = {}
+    for error in errors:
+        name = error.get("error", "hang").split("(", 1)[0]
+        kinds[name] = kinds.get(name, 0) + 1
+    for name, count in sorted(kinds.items()):
+        first = next(e["seed"] for e in errors if e.get("error", "hang").startswith(name))
+        print(f"   {name}: {count} (replay with --replay {first})")
     for ratio, seed, size, cost in worst[:5]:
         print(
             f"slow seed {seed}: {size:,} bytes in {cost * 1000:.2f} ms = "

@@ -150,3 +150,9 @@ def test_a_validator_recursion_error_is_a_diagnostic(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(_schemas, "is_valid", deep)
     codes = [d.code for d in validate_data("action", {"schema": "action/v1"})]
     assert codes == ["document.too_deep_to_check"]
+
+
+@pytest.mark.parametrize("value", ["{a: 1}", "[sdk]"])
+def test_a_non_string_kind_field_is_not_a_crash(value: str) -> None:
+    result = parse_document(f"---\nkind: {value}\nx: 1\n---\n", path="NOTES.md")
+    assert [d.code for d in result.diagnostics] == ["document.unknown_kind"]
