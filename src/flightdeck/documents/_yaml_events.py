@@ -15,6 +15,7 @@ from yaml import events as ev
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
 from flightdeck.documents._yaml_scalars import EXPLICIT, NULL, TooBig, plain_scalar, short
 
+_SLOW = object()  # `quick` could not decide: take the general path
 _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
 
@@ -53,6 +54,7 @@ class _Frame:
 
     __slots__ = (
         "anchor",
+        "child",
         "container",
         "height",
         "is_map",
@@ -69,6 +71,7 @@ class _Frame:
         self.pointer = pointer
         self.anchor = anchor
         self.key: str | None = None  # mappings: the key awaiting its value
+        self.child = ""  # mappings: the pointer of that value
         self.merging = False  # mappings: the pending key is `<<`
         self.merged: set[str] = set()
         self.height = 1
@@ -153,6 +156,44 @@ class Builder:
 
     def scalar(self, event: Any) -> None:
         text = event.value
+        stack = self.stack
+        # The hot path: an untagged, unanchored value inside a container.
+        if stack and event.anchor is None and len(text) <= self.limits.max_scalar_chars:
+            frame = stack[-1]
+            if frame.is_map:
+                key = frame.key
+                if key is None:  # a mapping key: its source text, never resolved
+                    self.key(event, text, event.tag is None and event.implicit[0])
+                    return
+                if event.tag is None and not frame.merging:
+                    value = self.quick(event, text)
+                    if value is not _SLOW:
+                        mark = event.start_mark
+                        self.values[frame.child] = (mark.line + self.line_base, mark.column + 1)
+                        frame.container[key] = value
+                        frame.key = None
+                        frame.size += 1
+                        return
+            elif event.tag is None:
+                value = self.quick(event, text)
+                if value is not _SLOW:
+                    mark = event.start_mark
+                    pointer = f"{frame.pointer}/{len(frame.container)}"
+                    self.values[pointer] = (mark.line + self.line_base, mark.column + 1)
+                    frame.container.append(value)
+                    frame.size += 1
+                    return
+        self.slow_scalar(event, text)
+
+    def quick(self, event: Any, text: str) -> Any:
+        if not event.implicit[0]:
+            return text
+        try:
+            return plain_scalar(text, self.limits.max_int_digits)
+        except TooBig:
+            return _SLOW  # the slow path reports it
+
+    def slow_scalar(self, event: Any, text: str) -> None:
         pointer = self.child_pointer(event)
         if len(text) > self.limits.max_scalar_chars:
             self.fail(
@@ -232,6 +273,7 @@ class Builder:
             frame.merging = True
             return
         child = self.pointer_for(frame, text)
+        frame.child = child
         if text in frame.container:
             if text not in frame.merged:
                 first = self.keys.get(child)
