@@ -5,8 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench clean
-.PHONY: fuzz-protocol
+.PHONY: setup demo test lint typecheck unit bench fuzz fuzz-protocol clean
 
 setup: $(STAMP)
 
@@ -41,6 +40,11 @@ bench: $(STAMP)
 # 10,000 malformed protocol lines through a real agent process (not CI).
 fuzz-protocol: $(STAMP)
 	$(BIN)/python scripts/fuzz_protocol.py --lines 10000
+
+# Not part of CI: fuzz the document layer (FUZZ_N documents; bench/fuzz/documents.py).
+FUZZ_N ?= 1000000
+fuzz: $(STAMP)
+	$(BIN)/python bench/fuzz/documents.py -n $(FUZZ_N)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

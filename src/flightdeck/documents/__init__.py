@@ -8,6 +8,7 @@ from flightdeck.documents._diagnostics import Diagnostic, Severity, locate, poin
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
 from flightdeck.documents._kinds import is_manifest_name
 from flightdeck.documents._load import Limits, load_document, parse_document, validate_data
+from flightdeck.documents._offline import explaining_validator, fast_validator, ref_problems
 from flightdeck.documents._scan import ScanEntry, scan_paths
 from flightdeck.documents._schemas import load_schema, schema_names
 
@@ -20,12 +21,15 @@ __all__ = [
     "ScanEntry",
     "Severity",
     "SourceMap",
+    "explaining_validator",
+    "fast_validator",
     "is_manifest_name",
     "load_document",
     "load_schema",
     "locate",
     "parse_document",
     "pointer_join",
+    "ref_problems",
     "scan_paths",
     "schema_names",
     "validate_data",

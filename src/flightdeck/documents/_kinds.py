@@ -42,7 +42,8 @@ def kind_from_data(data: Any) -> DocumentKind | None:
                 return kind
     if "aileron" in data:
         return DocumentKind.SKILL
-    if data.get("kind") in {"sdk", "cli", "http", "mcp", "builtin"}:
+    driver_kind = data.get("kind")  # any JSON value: only a string can name a driver kind
+    if isinstance(driver_kind, str) and driver_kind in {"sdk", "cli", "http", "mcp", "builtin"}:
         return DocumentKind.DRIVER
     if "runner" in data and len(data) == 1:
         return DocumentKind.RUNNER

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
-from flightdeck.documents._diagnostics import Diagnostic, locate
+from flightdeck.documents._diagnostics import Diagnostic, Severity, locate
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
-from flightdeck.documents._schema_errors import schema_diagnostics
+from flightdeck.documents._offline import ref_problems
+from flightdeck.documents._schema_errors import fast_diagnostics, schema_diagnostics
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,10 @@ class Limits:
     max_bytes: int = 5 * 1024 * 1024
     max_depth: int = 64
     max_alias_expansion: int = 10_000
+    max_scalar_chars: int = 1024 * 1024
+    max_int_digits: int = 100
+    max_keys: int = 10_000  # per mapping
+    max_diagnostics: int = 100  # per file; the rest are counted in one more
 
 
 DEFAULT_LIMITS = Limits()
@@ -33,9 +38,29 @@ def validate_data(kind: DocumentKind | str, data: Any) -> list[Diagnostic]:
     resolved = _kinds.coerce_kind(kind)
     assert resolved is not None
     name = _kinds.schema_name(resolved, data)
-    if _schemas.is_valid(name, data):
-        return []
-    return schema_diagnostics(name, data)
+    try:
+        if _schemas.is_valid(name, data):
+            return []
+        # One verdict: the fast validator decides; when the explaining one finds
+        # nothing to say, the fast one's own errors are reported instead.
+        return schema_diagnostics(name, data) or fast_diagnostics(name, data)
+    except RecursionError:  # only reachable with a raised --max-depth
+        return [Diagnostic("document.too_deep_to_check", "the data is nested too deeply to check")]
+
+
+# Frontmatter fields that hold a user's JSON Schema: their `$ref`s must resolve offline.
+_SCHEMA_FIELDS = {
+    DocumentKind.TOOL: ("inputs", "outputs"),
+    DocumentKind.IO: ("inputs", "outputs"),
+    DocumentKind.ACTION: ("inputs", "outputs"),
+}
+
+
+def _ref_diagnostics(kind: DocumentKind, data: dict[str, Any]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for field in _SCHEMA_FIELDS.get(kind, ()):
+        out += ref_problems(data.get(field), f"/{field}", "schema.unresolvable_ref")
+    return out
 
 
 def _failed(path: Path | None, diag: Diagnostic) -> LoadResult:
@@ -62,14 +87,39 @@ def parse_document(
         split = _frontmatter.split(_frontmatter.normalise(text))
     except _frontmatter.FrontmatterError as exc:
         return _failed(where, exc.diagnostic)
-    yaml_limits = _yaml.YamlLimits(limits.max_depth, limits.max_alias_expansion)
+    yaml_limits = _yaml.YamlLimits(
+        limits.max_depth,
+        limits.max_alias_expansion,
+        limits.max_scalar_chars,
+        limits.max_int_digits,
+        limits.max_keys,
+    )
     try:
         data, source_map = _yaml.compose(
             split.frontmatter, line_offset=split.line_offset, limits=yaml_limits
         )
     except _yaml.YamlError as exc:
         return _failed(where, exc.diagnostic)
-    return _build(where, data, split, source_map, _kinds.coerce_kind(kind))
+    return _build(where, data, split, source_map, _kinds.coerce_kind(kind), limits)
+
+
+def _capped(problems: list[Diagnostic], cap: int) -> list[Diagnostic]:
+    """The first `cap` diagnostics, then one that counts the rest."""
+    if len(problems) <= cap:
+        return problems
+    shown, rest = problems[:cap], problems[cap:]
+    more = Diagnostic(
+        "document.too_many_diagnostics",
+        f"{len(rest):,} more problems not shown",
+        severity=max((d.severity for d in rest), key=_rank),
+        pointer=rest[0].pointer,
+        hint="fix the ones shown first",
+    )
+    return [*shown, more]
+
+
+def _rank(severity: Severity) -> int:
+    return (Severity.INFO, Severity.WARNING, Severity.ERROR).index(severity)
 
 
 def _build(
@@ -78,6 +128,7 @@ def _build(
     split: _frontmatter.Split,
     source_map: SourceMap,
     forced: DocumentKind | None,
+    limits: Limits,
 ) -> LoadResult:
     file = str(path) if path is not None else None
     if not isinstance(data, dict):
@@ -101,7 +152,8 @@ def _build(
         )
         return _failed(path, diag)
     document = Document(kind, data, split.body, path, source_map, split.body_line)
-    diagnostics = tuple(locate(validate_data(kind, data), file, source_map))
+    problems = validate_data(kind, data) + _ref_diagnostics(kind, data)
+    diagnostics = tuple(locate(_capped(problems, limits.max_diagnostics), file, source_map))
     return LoadResult(path, document, diagnostics)
 
 

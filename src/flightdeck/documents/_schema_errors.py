@@ -16,7 +16,8 @@ from jsonschema import ValidationError
 from jsonschema.exceptions import best_match, relevance
 
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
-from flightdeck.documents._schemas import python_validator
+from flightdeck.documents._offline import ecma_search
+from flightdeck.documents._schemas import fast_validator, python_validator
 
 
 class _Where(NamedTuple):
@@ -35,18 +36,39 @@ _TYPE_NAMES = {
 }
 
 
+# Unknown-field hints (difflib) cost ~0.1 ms each; past this many, fields are
+# reported without one, since the per-file cap hides them anyway.
+HINT_BUDGET = 200
+
+
 def schema_diagnostics(schema: str, data: Any) -> list[Diagnostic]:
     """Every schema problem of `data`, ordered by position in the document."""
     errors = sorted(python_validator(schema).iter_errors(data), key=relevance)
     out: list[Diagnostic] = []
     seen: set[tuple[str, str, str]] = set()
     for error in errors:
-        for diag in _convert(_deepest(error)):
+        for diag in _convert(_deepest(error), hints=len(out) < HINT_BUDGET):
             key = (diag.code, diag.pointer, diag.message)
             if key not in seen:
                 seen.add(key)
                 out.append(diag)
     return out
+
+
+def fast_diagnostics(schema: str, data: Any) -> list[Diagnostic]:
+    """Located diagnostics from the fast validator's own errors, for the rare
+    case where it finds a problem the explaining validator does not."""
+    out: list[Diagnostic] = []
+    for error in fast_validator(schema).iter_errors(data):
+        out.append(
+            Diagnostic(
+                "schema.invalid",
+                f"{_field(pointer_join('', *error.instance_path))}: {error.message[:200]}",
+                pointer=pointer_join("", *error.instance_path),
+                schema_pointer=pointer_join("", *error.schema_path),
+            )
+        )
+    return out or [Diagnostic("schema.invalid", "the frontmatter does not match its schema")]
 
 
 def _deepest(error: ValidationError) -> ValidationError:
@@ -98,7 +120,7 @@ def _allowed(types: Any) -> str:
     return " or ".join(_TYPE_NAMES.get(t, t) for t in names)
 
 
-def _convert(error: ValidationError) -> Iterator[Diagnostic]:
+def _convert(error: ValidationError, hints: bool = True) -> Iterator[Diagnostic]:
     keyword = str(error.validator)
     pointer = _pointer(error)
     base = _Where(pointer, _schema_pointer(error))
@@ -107,7 +129,7 @@ def _convert(error: ValidationError) -> Iterator[Diagnostic]:
     if keyword == "required":
         yield from _required(error, base)
     elif keyword in ("additionalProperties", "unevaluatedProperties"):
-        yield from _unknown_keys(error, keyword, base)
+        yield from _unknown_keys(error, keyword, base, hints)
     elif keyword == "type":
         yield Diagnostic(
             "schema.type",
@@ -164,17 +186,20 @@ def _required(error: ValidationError, base: _Where) -> Iterator[Diagnostic]:
             )
 
 
-def _unknown_keys(error: ValidationError, keyword: str, base: _Where) -> Iterator[Diagnostic]:
+def _unknown_keys(
+    error: ValidationError, keyword: str, base: _Where, hints: bool
+) -> Iterator[Diagnostic]:
     instance = error.instance if isinstance(error.instance, dict) else {}
     known = sorted((error.schema.get("properties") or {}) if isinstance(error.schema, dict) else {})
     evaluated = set(known)
-    # The message lists the offending keys; recover them from the instance.
-    extras = [k for k in instance if k not in evaluated and repr(k) in error.message]
-    for key in extras or [k for k in instance if k not in evaluated]:
-        close = difflib.get_close_matches(key, known, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else None
-        if hint is None and known:
-            hint = "allowed here: " + ", ".join(known)
+    extras = _extras(error, keyword, instance, evaluated)
+    for index, key in enumerate(extras or [k for k in instance if k not in evaluated]):
+        hint = None
+        if hints and index < HINT_BUDGET:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else None
+            if hint is None and known:
+                hint = "allowed here: " + ", ".join(known)
         yield Diagnostic(
             "schema.unknown_field",
             f"unknown field '{key}' in {_field(base.pointer)}",
@@ -182,6 +207,23 @@ def _unknown_keys(error: ValidationError, keyword: str, base: _Where) -> Iterato
             pointer=pointer_join(base.pointer, key),
             schema_pointer=base.schema_pointer,
         )
+
+
+def _extras(
+    error: ValidationError, keyword: str, instance: dict[str, Any], known: set[str]
+) -> list[str]:
+    """The keys the error is about. For additionalProperties they are recomputed
+    from the schema (linear in the key count); for unevaluatedProperties they are
+    recovered from the message, which is quadratic, so only for small mappings."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if keyword == "additionalProperties":
+        patterns = list(schema.get("patternProperties") or {})
+        return [
+            k for k in instance if k not in known and not any(ecma_search(p, k) for p in patterns)
+        ]
+    if len(instance) > 1000:
+        return []
+    return [k for k in instance if k not in known and repr(k) in error.message]
 
 
 def _suggest(found: Any, options: list[Any]) -> str | None:

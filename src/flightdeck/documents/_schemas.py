@@ -14,11 +14,6 @@ import json
 from importlib import resources
 from typing import Any
 
-import jsonschema
-import jsonschema_rs
-import referencing
-import referencing.jsonschema
-
 _PACKAGE = "flightdeck.documents"
 BASE_URI = "https://flightdeck.dev/schemas/v1/"
 
@@ -50,35 +45,32 @@ def schema_uri(name: str) -> str:
 
 
 @functools.cache
-def _resources() -> tuple[tuple[str, dict[str, Any]], ...]:
-    return tuple((schema_uri(name), load_schema(name)) for name in schema_names())
+def shipped_resources() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(URI, schema) for every schema a `$ref` may name: flightdeck's own, and
+    the stand-ins under `schemas/external/` for spec schemas that manifests
+    refer to by their public URL (so that nothing needs fetching)."""
+    own = [(schema_uri(name), load_schema(name)) for name in schema_names()]
+    folder = resources.files(_PACKAGE) / "schemas" / "external"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".schema.json"):
+            data: dict[str, Any] = json.loads(entry.read_text("utf-8"))
+            own.append((str(data["$id"]), data))
+    return tuple(own)
 
 
 @functools.cache
-def _registry() -> referencing.Registry[Any]:
-    # No `retrieve` callable: an unknown $ref fails instead of being fetched.
-    registry: referencing.Registry[Any] = referencing.Registry()
-    for uri, schema in _resources():
-        resource = referencing.Resource.from_contents(
-            schema, default_specification=referencing.jsonschema.DRAFT202012
-        )
-        registry = registry.with_resource(uri, resource)
-    return registry.crawl()
+def python_validator(name: str) -> Any:
+    # Imported here: the offline module builds its registry from this one.
+    from flightdeck.documents._offline import explaining_validator
 
-
-@functools.cache
-def python_validator(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema(name), registry=_registry())
-
-
-@functools.cache
-def _rust_registry() -> Any:
-    return jsonschema_rs.Registry(list(_resources()))
+    return explaining_validator(load_schema(name))
 
 
 @functools.cache
 def fast_validator(name: str) -> Any:
-    return jsonschema_rs.validator_for(load_schema(name), registry=_rust_registry(), offline=True)
+    from flightdeck.documents._offline import fast_validator as compile_fast
+
+    return compile_fast(load_schema(name))
 
 
 def is_valid(name: str, data: Any) -> bool:

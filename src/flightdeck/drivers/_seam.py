@@ -21,9 +21,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-import jsonschema_rs
-
 from flightdeck.audit import AuditRecord, AuditSink
+from flightdeck.documents import fast_validator
 from flightdeck.drivers._errors import (
     INPUT_INVALID,
     OUTPUT_INVALID,
@@ -45,7 +44,8 @@ def _fast_check(schema: Any) -> Callable[[Any], bool] | None:
     if schema is True or schema == {}:
         return _always
     try:
-        return jsonschema_rs.Draft202012Validator(schema, offline=True).is_valid
+        check: Callable[[Any], bool] = fast_validator(schema).is_valid
+        return check
     except Exception:  # a schema only the Python validator handles (or refuses later)
         return None
 

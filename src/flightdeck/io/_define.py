@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from referencing.exceptions import Unresolvable
 
-from flightdeck.documents import Diagnostic, pointer_join
+from flightdeck.documents import Diagnostic, explaining_validator, pointer_join, ref_problems
 from flightdeck.io._errors import IODefinitionError
 from flightdeck.io._paths import relative_path_problem, unknown_tokens
 from flightdeck.io._result import Err, Ok, ValidationResult
@@ -68,6 +69,8 @@ def _schema_problems(name: str, schema: Any) -> Iterator[Diagnostic]:
             f"`{name}` is not a valid Draft 2020-12 schema: {exc.message}",
             pointer=pointer_join("", name, *exc.path),
         )
+        return
+    yield from ref_problems(schema, pointer_join("", name), "schema.unresolvable_ref")
 
 
 def _entry(block: str, key: str, raw: Any, diags: list[Diagnostic]) -> FileContractEntry | None:
@@ -155,20 +158,35 @@ def fs_root_admitted(schema: Any) -> bool:
     props = schema.get("properties") or {}
     if FS_ROOT_KEY in props:
         probe = {FS_ROOT_KEY: "/tmp/fd-probe"}
-        sub = {"properties": {FS_ROOT_KEY: props[FS_ROOT_KEY]}}
-        return bool(Draft202012Validator(sub).is_valid(probe))
+        sub = {"properties": {FS_ROOT_KEY: props[FS_ROOT_KEY]}, "$defs": schema.get("$defs", {})}
+        return _offline_valid(sub, probe)
     closed = (
         schema.get("additionalProperties") is False or schema.get("unevaluatedProperties") is False
     )
     if not closed:
         return True
     patterns = schema.get("patternProperties") or {}
-    return any(Draft202012Validator({"pattern": p}).is_valid(FS_ROOT_KEY) for p in patterns)
+    return any(_offline_valid({"pattern": p}, FS_ROOT_KEY) for p in patterns)
+
+
+def _offline_valid(schema: Any, value: Any) -> bool:
+    try:
+        return bool(explaining_validator(schema).is_valid(value))
+    except Unresolvable:  # refused by define_io's reference check already
+        return False
 
 
 def _format_error(error: ValidationError) -> str:
     where = "/" + "/".join(str(p) for p in error.absolute_path)
     return f"{where}: {error.message}"
+
+
+def _check(validator: Any, value: Any) -> ValidationResult:
+    try:
+        error = best_match(validator.iter_errors(value))
+    except Unresolvable as exc:  # the offline registry has no such schema; nothing is fetched
+        return Err(f"the schema has a $ref that does not resolve offline: {exc}")
+    return Ok(value) if error is None else Err(_format_error(error))
 
 
 @dataclass(frozen=True)
@@ -197,12 +215,12 @@ class IOHandle:
         return bool(self.inputs_files or self.outputs_files)
 
     @cached_property
-    def _input_validator(self) -> Draft202012Validator:
-        return Draft202012Validator(self.inputs)
+    def _input_validator(self) -> Any:
+        return explaining_validator(self.inputs)
 
     @cached_property
-    def _output_validator(self) -> Draft202012Validator:
-        return Draft202012Validator(self.outputs)
+    def _output_validator(self) -> Any:
+        return explaining_validator(self.outputs)
 
     def validate_input(self, value: Any) -> ValidationResult:
         """`inputs` plus the `_workflowFsRoot` rules: present and a string when files are used."""
@@ -212,14 +230,12 @@ class IOHandle:
             root = value.get(FS_ROOT_KEY)
             if not isinstance(root, str) or not root:
                 return Err(f"/{FS_ROOT_KEY}: must be the host-injected scratch root path")
-        error = best_match(self._input_validator.iter_errors(value))
-        return Ok(value) if error is None else Err(_format_error(error))
+        return _check(self._input_validator, value)
 
     validateInput = validate_input
 
     def validate_output(self, value: Any) -> ValidationResult:
-        error = best_match(self._output_validator.iter_errors(value))
-        return Ok(value) if error is None else Err(_format_error(error))
+        return _check(self._output_validator, value)
 
     def to_dict(self) -> dict[str, Any]:
         return {
