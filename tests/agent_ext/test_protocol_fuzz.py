@@ -49,6 +49,12 @@ def test_field_sizes_are_capped() -> None:
     assert isinstance(read_command(json.dumps(long_id)), ProtocolProblem)
     files = {"type": "message", "msg_id": "m", "input": "x", "files": ["f"] * 300}
     assert isinstance(read_command(json.dumps(files)), ProtocolProblem)
+    keys = {"type": "stop", **{f"k{i}": 1 for i in range(2000)}}
+    problem = read_command(json.dumps(keys))
+    assert isinstance(problem, ProtocolProblem) and "(and 1995 more)" in problem.message
+    args = {"type": "add_mcp_server", "name": "n", "transport": "stdio", "args": ["a"] * 2000}
+    problem = read_command(json.dumps(args))
+    assert isinstance(problem, ProtocolProblem) and "more than 1024 items" in problem.message
     ok = {"type": "message", "msg_id": "m" * 1024, "input": "x", "files": ["f"] * 256}
     assert not isinstance(read_command(json.dumps(ok)), ProtocolProblem)
 

@@ -11,7 +11,7 @@ import json
 
 from pydantic import ValidationError
 
-from flightdeck.agent._limits import MAX_ID_CHARS, line_problem
+from flightdeck.agent._limits import MAX_ID_CHARS, MAX_ITEMS, line_problem
 from flightdeck.agent._protocol import (
     COMMAND_TYPES,
     Command,
@@ -45,11 +45,27 @@ def read_command(line: str | bytes) -> Command | ProtocolProblem:
     model = _COMMANDS_BY_TYPE.get(kind) if isinstance(kind, str) else None
     if model is None:
         return ProtocolProblem(f"Unknown command type: {_short(str(kind))}", msg_id)
+    shape = _shape_problem(data, model)
+    if shape is not None:  # found before validation, whose errors cost per item
+        return ProtocolProblem(f"Invalid {kind} command: {shape}", msg_id)
     try:
         command: Command = model.model_validate(data)  # type: ignore[assignment]
     except ValidationError as exc:
         return ProtocolProblem(f"Invalid {kind} command: {_describe(exc)}", msg_id)
     return command
+
+
+def _shape_problem(data: dict[str, object], model: type[_Wire]) -> str | None:
+    """Unknown fields, or a list or object with too many items, named without
+    building one validation error per key or item."""
+    unknown = [k for k in data if k not in model.model_fields]
+    if unknown:
+        more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
+        return _short("; ".join(f"unknown field {k}" for k in unknown[:5])) + more
+    for key, value in data.items():
+        if isinstance(value, list | dict) and len(value) > MAX_ITEMS:
+            return f"{key}: more than {MAX_ITEMS} items"
+    return None
 
 
 def _describe(exc: ValidationError) -> str:

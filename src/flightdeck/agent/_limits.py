@@ -23,10 +23,15 @@ MAX_ID_CHARS = 1024
 # Attached paths per message, and per path.
 MAX_FILES = 256
 MAX_PATH_CHARS = 4096
+# Any list or object field (args, env, headers); checked before validation.
+MAX_ITEMS = 1024
 
 # A JSON string literal, written unrolled so the match never backtracks.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# Openers become "(" and closers ")"; every other byte is dropped.
+_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_TOO_DEEP = b"(" * (MAX_DEPTH + 1)
 
 
 def line_problem(line: bytes) -> str | None:
@@ -35,13 +40,16 @@ def line_problem(line: bytes) -> str | None:
         return f"Line too long: {len(line)} bytes (the limit is {MAX_LINE_BYTES})"
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
         return None  # cannot nest deeper than the brackets it has
-    brackets = _STRING.sub(b'""', line).translate(None, _NOT_BRACKETS)
-    # Each pass removes the innermost pairs; after MAX_DEPTH passes only a
-    # deeper (or unbalanced) structure leaves anything behind.
+    brackets = _STRING.sub(b'""', line).translate(_BRACKETS, _NOT_BRACKETS)
+    # A run of openers deeper than the bound is found at once; otherwise each
+    # pass removes the innermost pairs (all of them), which shortens a wide
+    # structure quickly and turns a deep one into such a run.
     for _ in range(MAX_DEPTH):
         if not brackets:
             return None
-        shorter = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if _TOO_DEEP in brackets:
+            break
+        shorter = brackets.replace(b"()", b"")
         if shorter == brackets:
             # Valid JSON always reduces to nothing; this line never will.
             return "Malformed JSON: unbalanced brackets"
