@@ -241,9 +241,15 @@ def main() -> int:
     parser.add_argument("--case-timeout", type=float, default=10.0)
     parser.add_argument("--replay", type=int, help="run one seed in this process")
     parser.add_argument("--worker", type=int, nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--retime", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(run_batch(args.worker[0], args.worker[1], args.case_timeout)))
+        return 0
+    if args.retime is not None:
+        case = mutate(args.retime, corpus())
+        cost = _time(case, _kind_name(args.retime))
+        print(json.dumps([cost, _time(ordinary(len(case)), "TOOL.md"), len(case)]))
         return 0
     if args.replay is not None:
         from flightdeck.documents import parse_document
@@ -271,14 +277,17 @@ def main() -> int:
         errors += report["errors"]
         slow = sorted(slow + [tuple(s) for s in report["slow"]], reverse=True)[:32]
     wall = time.perf_counter() - began
-    # Re-time the slowest cases against an ordinary document of the same size.
-    docs = corpus()
+    # Re-time the slowest cases against an ordinary document of the same size,
+    # in a worker too: a case that kills the process must not kill the report.
     worst = []
     for _, seed, _size in slow[:16]:
-        case = mutate(seed, docs)
-        cost = _time(case, _kind_name(seed))
-        base = _time(ordinary(len(case)), "TOOL.md")
-        worst.append((cost / base, seed, len(case), cost))
+        cmd = [sys.executable, __file__, "--retime", str(seed)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            crashes.append(seed)
+            continue
+        cost, base, size = json.loads(done.stdout)
+        worst.append((cost / base, seed, size, cost))
     worst.sort(reverse=True)
     print(f"documents: {args.n:,} in {wall:.0f} s with {args.j} worker(s)")
     print(f"uncaught exceptions: {sum(e['kind'] == 'exception' for e in errors)}")

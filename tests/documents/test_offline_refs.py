@@ -158,3 +158,17 @@ def test_fast_verdict_without_an_explanation_still_gets_a_located_diagnostic(
     diags = validate_data("action", data)
     assert diags and all(d.code == "schema.invalid" for d in diags)
     assert any(d.pointer == "/risk_level" for d in diags)
+
+
+@pytest.mark.parametrize(
+    "value,ok", [("local:./a.md", True), ("ws://docs/a", True), ({"kind": "url"}, True), (3, False)]
+)
+def test_the_aip27_stand_in_checks_the_outer_shape(value: object, ok: bool) -> None:
+    handle = define_io({"inputs": {"$ref": "https://agentproto.sh/docs/aip-27/REF.schema.json"}})
+    assert isinstance(handle.validate_input(value), Err) is not ok
+
+
+def test_define_io_patterns_are_ecma() -> None:
+    handle = define_io({"inputs": {"type": "string", "pattern": "^[^\\s]+$"}})
+    assert isinstance(handle.validate_input("a\ufeffb"), Err)
+    assert not isinstance(handle.validate_input("ab"), Err)
