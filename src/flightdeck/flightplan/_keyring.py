@@ -92,8 +92,9 @@ class Keyring:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            # The data dir is a file or not ours: the keyring cannot even be read.
             raise FlightPlanError(
-                "keyring.unwritable", f"cannot write keyring {self.path}: {exc.strerror or exc}"
+                "keyring.unreadable", f"cannot read keyring {self.path}: {exc.strerror or exc}"
             ) from None
         return FileLock(str(self.path) + ".lock")
 
