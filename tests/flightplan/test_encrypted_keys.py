@@ -24,3 +24,29 @@ def test_encrypted_key_needs_the_passphrase(
     assert caught.value.code == "freeze.passphrase_wrong"
     monkeypatch.setenv("FLIGHTDECK_KEY_PASSPHRASE", "correct horse")
     assert load_private_key(pair.private_path).public_key() is not None
+
+
+def test_cli_generate_encrypt_reads_the_passphrase_from_the_environment(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FLIGHTDECK_KEY_PASSPHRASE": "s3cret"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flightdeck",
+            "keys",
+            "generate",
+            "--out",
+            str(tmp_path),
+            "--encrypt",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"ENCRYPTED PRIVATE KEY" in (tmp_path / "flightdeck.key").read_bytes()
