@@ -218,7 +218,7 @@ def test_keyring_rejects_bad_input(publisher: str, pem: bytes, code: str) -> Non
 def test_edited_store_index_cannot_serve_another_version(
     frozen: FreezeOutcome, tmp_path: Path, keys: KeyPair
 ) -> None:
-    """meta.json is not signed; a relabelled old version is refused."""
+    """meta.json is an unsigned index nobody reads: relabelling changes nothing."""
     data = example_data()
     data["description"] = "Version two."
     source = tmp_path / "v2.md"
@@ -230,5 +230,6 @@ def test_edited_store_index_cannot_serve_another_version(
     meta.write_text(meta.read_text().replace('"1.0.0"', '"3.0.0"'))
     with pytest.raises(FlightPlanError) as caught:
         verify_plan(f"{NAME}@3.0.0")
-    assert caught.value.code == "verify.store_mismatch"
+    assert caught.value.code == "store.not_found"
+    assert verify_plan(NAME).version == "2.0.0"
     assert verify_plan(f"{NAME}@2.0.0").version == "2.0.0"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -23,7 +24,13 @@ def keys() -> None:
     help="Directory for NAME.key (0600) and NAME.pub.",
 )
 @click.option("--name", default="flightdeck", show_default=True)
-def generate(out: Path, name: str) -> None:
+@click.option(
+    "--encrypt",
+    is_flag=True,
+    help="Encrypt the private key (PKCS#8) with a passphrase from "
+    "FLIGHTDECK_KEY_PASSPHRASE or a prompt.",
+)
+def generate(out: Path, name: str, encrypt: bool) -> None:
     """Write a PEM Ed25519 key pair: NAME.key (private, mode 0600) and NAME.pub.
 
     \b
@@ -31,10 +38,19 @@ def generate(out: Path, name: str) -> None:
       flightdeck keys generate --out ~/.config/flightdeck/keys
     """
     try:
-        pair = generate_keys(out, name)
+        pair = generate_keys(out, name, _passphrase() if encrypt else None)
     except FlightPlanError as exc:
         click.echo(exc.describe(), err=True)
         raise SystemExit(1) from None
     click.echo(f"private key: {pair.private_path} (keep it secret)")
     click.echo(f"public key:  {pair.public_path}")
     click.echo(f"key id:      {pair.key_id}")
+
+
+def _passphrase() -> bytes:
+    phrase = os.environ.get("FLIGHTDECK_KEY_PASSPHRASE") or click.prompt(
+        "passphrase", hide_input=True, confirmation_prompt=True
+    )
+    if not phrase:
+        raise click.UsageError("an empty passphrase encrypts nothing")
+    return str(phrase).encode("utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -142,6 +143,12 @@ class _Progress:
     callback=utf8_text,
     help="Reuse a run's inputs and llm-seam outputs.",
 )
+@click.option(
+    "--key",
+    "expected_key",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="The publisher's public key (PEM) the plan must be signed with.",
+)
 @click.option("--unsigned", is_flag=True, help="Run an unfrozen SKILL.md (recorded as unsigned).")
 @click.option("--no-sandbox", is_flag=True, help="Run tool steps without a sandbox (audited).")
 @click.option(
@@ -169,6 +176,7 @@ def launch(
     max_parallel: int,
     resume: str | None,
     replay: str | None,
+    expected_key: Path | None,
     unsigned: bool,
     no_sandbox: bool,
     verify_credentials: bool,
@@ -238,6 +246,8 @@ def launch(
             verify_credentials=verify_credentials,
         )
         runtime = configured_runtime(workspace.resolve())
+        if expected_key is not None:
+            runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
         with progress:
             result = _run_interruptibly(run_launch(target, options, runtime))
     except KeyboardInterrupt:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -12,8 +13,26 @@ from flightdeck.flightplan import FlightPlanError, verify_plan
 
 @click.command()
 @click.argument("target")
+@click.option(
+    "--key",
+    "expected_key",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="The publisher's public key (PEM) the plan must be signed with.",
+)
+@click.option(
+    "--allow-rollback",
+    is_flag=True,
+    help="Accept a version older than the newest verified; needs NAME@VERSION.",
+)
+@click.option(
+    "--repin",
+    is_flag=True,
+    help="Pin the plan name to the publisher (or key) that signed this version.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def verify(target: str, fmt: str) -> None:
+def verify(
+    target: str, expected_key: Path | None, allow_rollback: bool, repin: bool, fmt: str
+) -> None:
     """Verify a frozen Flight Plan: recompute its content hash, check the
     Ed25519 signature and that its publisher's key is in the keyring.
 
@@ -21,13 +40,22 @@ def verify(target: str, fmt: str) -> None:
     version directory, or a frozen SKILL.md with SKILL.md.sig and
     signer.pub.pem beside it. Exit status 0 verified, 1 refused.
 
+    The first verify of a name pins it to its publisher (or signing key);
+    an older version than the newest verified is refused unless asked for
+    as NAME@VERSION with --allow-rollback.
+
     \b
     Examples:
       flightdeck verify weekly-metrics-digest
       flightdeck verify weekly-metrics-digest@1.0.0 --format json
     """
     try:
-        verified = verify_plan(target)
+        verified = verify_plan(
+            target,
+            key=expected_key.read_bytes() if expected_key else None,
+            allow_rollback=allow_rollback,
+            repin=repin,
+        )
     except FlightPlanError as exc:
         fail(exc, fmt)
     if fmt == "json":
@@ -36,4 +64,8 @@ def verify(target: str, fmt: str) -> None:
     label = f"@{verified.version}" if verified.version else ""
     click.echo(f"✓ {verified.name}{label} verified: {verified.content_hash}")
     click.echo(f"  signer {verified.signer_key_id}")
-    click.echo(f"  publisher {verified.publisher or '(none: no publisher gate)'}")
+    click.echo(f"  publisher {verified.publisher or '(none: pinned to the signing key)'}")
+    click.echo(f"  signed at {verified.signed_at}")
+    if verified.first_trust:
+        owner = verified.publisher or verified.signer_key_id
+        click.echo(f"  first trust: {verified.name} is now pinned to {owner}")

@@ -4,9 +4,12 @@ content hash → sign → (the caller stores). Pure apart from the resolver."""
 from __future__ import annotations
 
 import copy
+import os
 import re
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +46,27 @@ class Signature:
     key_id: str
     signature: str  # base64 Ed25519 signature over the canonical bytes
     parts: PartDigests
+    # The signed statement: name, version, publisher, content hash, the
+    # digest of lock.json and the signing time, signed on their own so that
+    # nothing verify decides on comes from unsigned bytes.
+    statement: dict[str, Any] | None = None
+    statement_signature: str | None = None
 
     def to_bytes(self) -> bytes:
         return jcs(self.to_data()) + b"\n"
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "algorithm": "ed25519",
             "contentHash": self.content_hash,
             "keyId": self.key_id,
             "parts": self.parts.to_data(),
             "signature": self.signature,
         }
+        if self.statement is not None:
+            data["statement"] = self.statement
+            data["statementSignature"] = self.statement_signature
+        return data
 
 
 @dataclass(frozen=True)
@@ -129,6 +141,8 @@ def freeze_loaded(
     text = emit_skill(data, body)
     check_round_trip(text, data, body)
     public = key.public_key()
+    lock_data = data["aileron"]["lock"]
+    statement = make_statement(plan.name, version, publisher, digest, jcs(lock_data) + b"\n")
     return FrozenPlan(
         name=plan.name,
         content_hash=digest,
@@ -136,9 +150,41 @@ def freeze_loaded(
         publisher=publisher,
         skill_text=text,
         lock=data["aileron"]["lock"],
-        signature=Signature(digest, key_id(public), sign(key, message), PartDigests.of(data, body)),
+        signature=Signature(
+            digest,
+            key_id(public),
+            sign(key, message),
+            PartDigests.of(data, body),
+            statement,
+            sign(key, jcs(statement)),
+        ),
         public_key_pem=public_pem(public),
     )
+
+
+STATEMENT_TYPE = "flightdeck/statement/v1"
+
+
+def make_statement(
+    name: str, version: str | None, publisher: str | None, digest: str, lock_json: bytes
+) -> dict[str, Any]:
+    """The statement signed beside the content (see docs/canonical-bytes.md)."""
+    return {
+        "type": STATEMENT_TYPE,
+        "name": name,
+        "version": version,
+        "publisher": publisher,
+        "contentHash": digest,
+        "lockDigest": sha256_tag(lock_json),
+        "signedAt": signing_time(),
+    }
+
+
+def signing_time() -> str:
+    # SOURCE_DATE_EPOCH makes the signed time reproducible.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch) if epoch else time.time(), UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _check_identity(plan: FlightPlan, publisher: str | None, version: str | None) -> None:

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import PUBLISHER
@@ -53,15 +55,21 @@ class Keyring:
             public_pem(public).decode("ascii"),
             datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
-        keys = self._read()
-        if any(k.publisher == publisher and k.key_id == entry.key_id for k in keys):
-            return next(k for k in keys if k.publisher == publisher and k.key_id == entry.key_id)
-        self._write([*keys, entry])
+        with self._lock():
+            keys = self._read()
+            for k in keys:
+                if k.publisher == publisher and k.key_id == entry.key_id:
+                    return k
+            self._write([*keys, entry])
         return entry
 
     def untrust(self, publisher: str, key: str | None = None) -> int:
         """Remove the publisher's keys (only `key`, a key id, when given)."""
         _check_publisher(publisher)
+        with self._lock():
+            return self._untrust(publisher, key)
+
+    def _untrust(self, publisher: str, key: str | None) -> int:
         keys = self._read()
         kept = [
             k for k in keys if not (k.publisher == publisher and (key is None or k.key_id == key))
@@ -77,6 +85,18 @@ class Keyring:
         """Keys trusted for `publisher`, including owner-wide ones."""
         owner = "/".join(publisher.split("/")[:3])  # github://owner
         return [k for k in self._read() if k.publisher in (publisher, owner)]
+
+    def _lock(self) -> FileLock:
+        # Read-change-replace under one lock: two concurrent `keyring trust`
+        # calls must not lose an entry.
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            # The data dir is a file or not ours: the keyring cannot even be read.
+            raise FlightPlanError(
+                "keyring.unreadable", f"cannot read keyring {self.path}: {exc.strerror or exc}"
+            ) from None
+        return FileLock(str(self.path) + ".lock")
 
     def _read(self) -> list[TrustedKey]:
         try:

@@ -1,7 +1,8 @@
 """Ed25519 keys, key ids and detached signatures.
 
-Keys are PEM: PKCS#8 (unencrypted) for the private key, SubjectPublicKeyInfo
-for the public key. A key id is `sha256:` + hex of SHA-256 of the 32 raw
+Keys are PEM: PKCS#8 for the private key (unencrypted, or encrypted with a
+passphrase from FLIGHTDECK_KEY_PASSPHRASE), SubjectPublicKeyInfo for the
+public key. A key id is `sha256:` + hex of SHA-256 of the 32 raw
 public-key bytes. Ed25519 signatures are deterministic (RFC 8032), so the
 same bytes and key always give the same signature.
 """
@@ -22,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from flightdeck.flightplan._errors import FlightPlanError
 
 SIGNING_KEY_ENV = "FLIGHTDECK_SIGNING_KEY"
+PASSPHRASE_ENV = "FLIGHTDECK_KEY_PASSPHRASE"
 # A file name, not a path: `--name ../x` must not write outside --out.
 _KEY_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$")
 
@@ -44,8 +46,11 @@ def public_pem(public: Ed25519PublicKey) -> bytes:
     )
 
 
-def generate_keys(out_dir: Path, name: str = "flightdeck") -> KeyPair:
-    """Write `<name>.key` (0600) and `<name>.pub` (PEM) into `out_dir`."""
+def generate_keys(
+    out_dir: Path, name: str = "flightdeck", passphrase: bytes | None = None
+) -> KeyPair:
+    """Write `<name>.key` (0600) and `<name>.pub` (PEM) into `out_dir`; the
+    private key is encrypted PKCS#8 when a passphrase is given."""
     if not _KEY_NAME.match(name):
         raise FlightPlanError(
             "keys.invalid_name",
@@ -53,14 +58,14 @@ def generate_keys(out_dir: Path, name: str = "flightdeck") -> KeyPair:
             hint="letters, digits, '.', '_' and '-', not starting with '.'",
         )
     try:
-        return _write_pair(out_dir, name)
+        return _write_pair(out_dir, name, passphrase)
     except OSError as exc:
         raise FlightPlanError(
             "keys.unwritable", f"cannot write keys into {out_dir}: {exc.strerror or exc}"
         ) from None
 
 
-def _write_pair(out_dir: Path, name: str) -> KeyPair:
+def _write_pair(out_dir: Path, name: str, passphrase: bytes | None) -> KeyPair:
     out_dir.mkdir(parents=True, exist_ok=True)
     private = Ed25519PrivateKey.generate()
     private_path, public_path = out_dir / f"{name}.key", out_dir / f"{name}.pub"
@@ -70,7 +75,9 @@ def _write_pair(out_dir: Path, name: str) -> KeyPair:
     pem = private.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
+        serialization.BestAvailableEncryption(passphrase)
+        if passphrase
+        else serialization.NoEncryption(),
     )
     # Create with 0600 from the start: never a moment where the key is readable.
     fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -103,13 +110,28 @@ def load_private_key(source: str | Path | None) -> Ed25519PrivateKey:
             raise FlightPlanError(
                 "freeze.signing_key_unreadable", f"cannot read {label}: {exc.strerror or exc}"
             ) from None
-    hint = "an unencrypted PEM Ed25519 private key, as 'flightdeck keys generate' writes"
+    hint = "a PEM Ed25519 private key, as 'flightdeck keys generate' writes"
+    password = None
+    if b"ENCRYPTED PRIVATE KEY" in pem:
+        # An encrypted key is opened only with a passphrase the user set in
+        # the environment; an empty one is no passphrase.
+        phrase = os.environ.get(PASSPHRASE_ENV, "")
+        if not phrase:
+            raise FlightPlanError(
+                "freeze.passphrase_needed",
+                f"{label} is encrypted and no passphrase was given",
+                hint=f"set {PASSPHRASE_ENV}",
+            )
+        password = phrase.encode("utf-8")
     try:
-        key = serialization.load_pem_private_key(pem, password=None)
+        key = serialization.load_pem_private_key(pem, password=password)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         # cryptography's own text ("Unable to load PEM file. See https://...")
         # says little to a user; keep only its first sentence.
         reason = str(exc).split(". ")[0]
+        if password is not None:
+            message = f"{label}: wrong passphrase or damaged key ({reason})"
+            raise FlightPlanError("freeze.passphrase_wrong", message) from None
         message = f"{label} is not a PEM private key ({reason})"
         raise FlightPlanError("freeze.signing_key_invalid", message, hint=hint) from None
     if not isinstance(key, Ed25519PrivateKey):

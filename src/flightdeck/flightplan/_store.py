@@ -5,7 +5,9 @@
         lock.json         the lock section alone, JCS + newline
         SKILL.md.sig      the detached signature envelope (JSON)
         signer.pub.pem    the signer's Ed25519 public key
-        meta.json         name, version, hash, publisher, key id, frozen time
+        meta.json         an unsigned index (name, version, hash, publisher, key id,
+                          signing time) copied from the signed statement; never
+                          read for a decision
 
 A version directory is written whole into a temporary sibling and renamed
 into place, so readers see all of it or none of it. Re-storing identical
@@ -25,6 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
@@ -81,7 +85,11 @@ class SkillStore:
     def put(self, frozen: FrozenPlan) -> tuple[StoredVersion, bool]:
         """Store a frozen plan; returns (entry, created). Idempotent."""
         try:
-            return self._put(frozen)
+            self.root.mkdir(parents=True, exist_ok=True)
+            # One writer at a time: the version-label check and the rename
+            # must not interleave with another freeze of the same label.
+            with FileLock(str(self.root / ".store.lock")):
+                return self._put(frozen)
         except OSError as exc:  # the data dir is a file, a full disk, no permission
             raise FlightPlanError(
                 "store.unwritable",
@@ -102,13 +110,16 @@ class SkillStore:
             return self._existing(target, files), False
         self._check_label(frozen)
         versions.mkdir(parents=True, exist_ok=True)
+        # meta.json is an unsigned index, rebuilt from the signed statement;
+        # nothing reads it for a decision (see _entry).
+        statement = frozen.signature.statement or {}
         meta = {
             "name": frozen.name,
             "version": frozen.version,
             "contentHash": frozen.content_hash,
             "publisher": frozen.publisher,
             "keyId": frozen.signature.key_id,
-            "frozenAt": _frozen_at(),
+            "frozenAt": statement.get("signedAt") or _frozen_at(),
         }
         staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=versions))
         try:
@@ -194,10 +205,17 @@ class SkillStore:
         return self._entry(target)
 
     def _entry(self, path: Path) -> StoredVersion:
+        # The index comes from the statement in SKILL.md.sig, never from
+        # meta.json: relabelling a version there must change nothing. It is
+        # read unverified here; verify checks the statement's signature and
+        # that it describes the plan before anything is trusted.
         meta: dict[str, Any] = {}
         try:
-            loaded = json.loads((path / META_FILE).read_text("utf-8"))
-            meta = loaded if isinstance(loaded, dict) else {}
+            loaded = json.loads((path / SIGNATURE_FILE).read_text("utf-8"))
+            statement = loaded.get("statement") if isinstance(loaded, dict) else None
+            if isinstance(statement, dict):
+                meta = {**statement, "frozenAt": statement.get("signedAt")}
+                meta["keyId"] = loaded.get("keyId")
         except (OSError, ValueError):
             pass
         name = path.parent.parent.name

@@ -24,6 +24,7 @@ from flightdeck.flightplan._lint import lint_document
 from flightdeck.flightplan._models import FlightPlan, Lock
 from flightdeck.flightplan._read import read_plan
 from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
+from flightdeck.flightplan._statement import check_statement
 from flightdeck.flightplan._store import (
     LOCK_FILE,
     PUBLIC_KEY_FILE,
@@ -31,6 +32,7 @@ from flightdeck.flightplan._store import (
     SKILL_FILE,
     SkillStore,
 )
+from flightdeck.flightplan._trust import TrustState, owner_of
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class VerifiedPlan:
     publisher: str | None
     signer_key_id: str
     path: Path  # the frozen SKILL.md
+    signed_at: str = ""
+    first_trust: bool = False  # the name was pinned to its publisher just now
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +59,8 @@ class VerifiedPlan:
             "version": self.version,
             "publisher": self.publisher,
             "signerKeyId": self.signer_key_id,
+            "signed_at": self.signed_at,
+            "first_trust": self.first_trust,
             "path": str(self.path),
         }
 
@@ -94,10 +100,21 @@ def _locate(
 
 
 def verify_plan(
-    target: str | Path, *, store: SkillStore | None = None, keyring: Keyring | None = None
+    target: str | Path,
+    *,
+    store: SkillStore | None = None,
+    keyring: Keyring | None = None,
+    trust: TrustState | None = None,
+    key: bytes | None = None,
+    allow_rollback: bool = False,
+    repin: bool = False,
 ) -> VerifiedPlan:
     """Verify `NAME[@VERSION]` from the store, or a frozen SKILL.md path whose
-    `SKILL.md.sig` and `signer.pub.pem` sit beside it."""
+    `SKILL.md.sig`, `lock.json` and `signer.pub.pem` sit beside it.
+
+    `key` (a PEM public key the user supplied) must be the signer's key.
+    The trust state refuses a changed publisher and a rollback unless
+    `repin`, or `allow_rollback` with an explicitly named version."""
     skill, requested = _locate(target, store)
     folder = skill.parent
     result = load_document(skill, kind=DocumentKind.SKILL)
@@ -115,19 +132,21 @@ def verify_plan(
     public = _read_public_key(folder / PUBLIC_KEY_FILE, envelope)
     message = canonical_bytes(document.data, document.body)
     recomputed = sha256_tag(message)
-    if recomputed != lock.content_hash or recomputed != envelope.get("contentHash"):
+    if recomputed != lock.content_hash:
         raise _which_part_changed(document, envelope, skill)
-    _check_lock_file(folder / LOCK_FILE, document)
-    if not signature_valid(public, message, str(envelope.get("signature", ""))):
-        raise FlightPlanError(
-            "verify.signature_invalid",
-            "the signature does not verify with the signer's public key",
-            hint="the signature was made by another key or over other bytes",
-            where=str(folder / SIGNATURE_FILE),
-        )
-    signer = key_id(public)
-    _check_publisher(lock.publisher, signer, keyring or Keyring())
+    if recomputed != envelope.get("contentHash") or not signature_valid(
+        public, message, str(envelope.get("signature", ""))
+    ):
+        # The content agrees with its own lock, so the signature is what is
+        # wrong (made by another key, or taken from another plan or version).
+        raise _bad_signature(folder)
+    lock_json = _check_lock_file(folder / LOCK_FILE, document)
     plan = read_plan(document.data, document.body)
+    check_statement(envelope, public, plan.name, lock, recomputed, lock_json, folder)
+    signer = key_id(public)
+    if key is not None:
+        _check_expected_key(key, signer)
+    _check_publisher(lock.publisher, signer, keyring or Keyring())
     if requested is not None:
         _check_store_entry(requested, plan, lock, recomputed, folder)
     problems = [d for d in (*result.diagnostics, *lint_document(document)) if d.is_error]
@@ -137,7 +156,18 @@ def verify_plan(
             f"the signed plan no longer validates: {problems[0].message}",
             diagnostics=tuple(problems),
         )
+    decision = (trust or TrustState()).check_and_record(
+        plan.name or "",
+        owner_of(lock.publisher, signer),
+        lock.version,
+        recomputed,
+        explicit_version=requested is not None and requested[1] is not None,
+        allow_rollback=allow_rollback,
+        repin=repin,
+    )
     return VerifiedPlan(
+        first_trust=decision.first,
+        signed_at=str(envelope["statement"].get("signedAt")),
         plan=plan,
         document=document,
         lock=lock,
@@ -205,18 +235,46 @@ def _which_part_changed(
     )
 
 
-def _check_lock_file(path: Path, document: Document) -> None:
-    if not path.exists():
-        return
+def _bad_signature(folder: Path) -> FlightPlanError:
+    return FlightPlanError(
+        "verify.signature_invalid",
+        "the signature does not verify over this plan with the signer's public key",
+        hint="the signature was made by another key, or for another plan or version",
+        where=str(folder / SIGNATURE_FILE),
+    )
+
+
+def _check_lock_file(path: Path, document: Document) -> bytes:
+    """The bytes of lock.json; its absence is tampering, not an old format."""
+    if path.is_symlink() or not path.is_file():
+        raise FlightPlanError(
+            "verify.lock_missing",
+            f"no lock.json at {path}",
+            hint="every frozen version has one; a missing lock means the store was "
+            "changed: re-freeze from the source",
+            where=str(path),
+        )
     try:
-        stored = json.loads(path.read_text("utf-8"))
+        raw = path.read_bytes()
+        stored = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
         stored = None
-    if stored is None or jcs(stored) != jcs(document.data["aileron"]["lock"]):
+    if stored is None or jcs(stored) + b"\n" != raw or stored != document.data["aileron"]["lock"]:
         raise FlightPlanError(
             "verify.lock_tampered",
             f"{path} differs from the lock inside the frozen SKILL.md",
             where=str(path),
+        )
+    return raw
+
+
+def _check_expected_key(pem: bytes, signer: str) -> None:
+    expected = key_id(load_public_key(pem, code="verify.key_invalid"))
+    if expected != signer:
+        raise FlightPlanError(
+            "verify.key_mismatch",
+            f"the plan is signed by {signer}, not by the key you gave ({expected})",
+            hint="get the publisher's key from the publisher, never from beside the plan",
         )
 
 
@@ -256,5 +314,7 @@ def _check_publisher(publisher: str | None, signer: str, keyring: Keyring) -> No
             "verify.publisher_untrusted",
             f"the plan is published as {publisher} but its signing key {signer} "
             "is not trusted for it",
-            hint=f"flightdeck keyring trust {publisher} --key signer.pub.pem",
+            hint=f"obtain {publisher}'s public key from the publisher itself (not the "
+            f"signer.pub.pem beside the plan) and run: flightdeck keyring trust {publisher} "
+            "--key THEIR_KEY.pem",
         )

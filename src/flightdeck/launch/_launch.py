@@ -87,6 +87,7 @@ class Runtime:
     audit_sinks: Mapping[str, AuditSink] = field(default_factory=dict)
     store: SkillStore | None = None
     keyring: Keyring | None = None
+    expected_key: bytes | None = None  # `launch --key PUB`: the signer must be this key
 
 
 def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> VerifiedTarget:
@@ -102,7 +103,9 @@ def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> Verif
         digest = content_hash(loaded.document.data, loaded.document.body)
         return VerifiedTarget(loaded.plan, path, digest, unsigned=True)
     try:
-        verified = verify_plan(target, store=runtime.store, keyring=runtime.keyring)
+        verified = verify_plan(
+            target, store=runtime.store, keyring=runtime.keyring, key=runtime.expected_key
+        )
     except FlightPlanError as exc:
         hint = exc.hint
         if exc.code == "verify.not_frozen":

@@ -1,0 +1,177 @@
+"""The client-side trust state: what this machine has verified before.
+
+Stored as `<data_dir>/trust.json` beside the keyring, read and replaced under
+`<data_dir>/trust.json.lock`. Per plan name it remembers the publisher (or,
+for a plan without one, the signer's key id) pinned at first trust, and the
+highest semver label verified with its content hash. The store can be
+rewritten by anyone who can write the data dir's `skills/`; this file is
+what makes removing the newest version or serving an older one visible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from flightdeck.config import data_dir
+from flightdeck.flightplan._errors import FlightPlanError
+from flightdeck.flightplan._freeze import SEMVER, signing_time
+
+
+@dataclass(frozen=True)
+class TrustRecord:
+    name: str
+    owner: str  # the publisher, or "key:<key id>" for a plan without one
+    version: str | None  # the highest semver label verified
+    content_hash: str
+    pinned_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "owner": self.owner,
+            "version": self.version,
+            "contentHash": self.content_hash,
+            "pinnedAt": self.pinned_at,
+        }
+
+
+@dataclass(frozen=True)
+class TrustDecision:
+    """What a check did: `first` is true when the owner was pinned just now."""
+
+    record: TrustRecord
+    first: bool
+
+
+def owner_of(publisher: str | None, signer: str) -> str:
+    return publisher if publisher is not None else f"key:{signer}"
+
+
+class TrustState:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else data_dir() / "trust.json"
+
+    def get(self, name: str) -> TrustRecord | None:
+        return self._read().get(name)
+
+    def records(self) -> list[TrustRecord]:
+        return sorted(self._read().values(), key=lambda r: r.name)
+
+    def check_and_record(
+        self,
+        name: str,
+        owner: str,
+        version: str | None,
+        content_hash: str,
+        *,
+        explicit_version: bool,
+        allow_rollback: bool = False,
+        repin: bool = False,
+    ) -> TrustDecision:
+        """Refuse a changed owner or a rollback; else remember what was verified."""
+        with self._lock():
+            records = self._read()
+            known = records.get(name)
+            if known is None or repin:
+                record = TrustRecord(name, owner, version, content_hash, signing_time())
+                records[name] = record
+                self._write(records)
+                return TrustDecision(record, True)
+            if known.owner != owner:
+                raise FlightPlanError(
+                    "verify.publisher_changed",
+                    f"{name} was first trusted from {known.owner}, now it comes from {owner}",
+                    hint="if the change is expected, re-pin with 'flightdeck verify "
+                    f"{name} --repin' after checking with the publisher",
+                )
+            rolled = _older(version, known.version) or (
+                version is not None
+                and version == known.version
+                and content_hash != known.content_hash
+            )
+            if rolled and not (explicit_version and allow_rollback):
+                raise FlightPlanError(
+                    "verify.rollback",
+                    f"{name}@{version or content_hash} is not the newest verified version "
+                    f"({known.version} {known.content_hash})",
+                    hint=f"the newer version may have been removed; to run this one anyway ask "
+                    f"for it as {name}@{version} with --allow-rollback",
+                )
+            if _older(known.version, version) or known.version is None:
+                record = TrustRecord(name, owner, version, content_hash, known.pinned_at)
+                if record != known:
+                    records[name] = record
+                    self._write(records)
+                return TrustDecision(record, False)
+            return TrustDecision(known, False)
+
+    def _lock(self) -> FileLock:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise FlightPlanError(
+                "trust.unwritable", f"cannot write {self.path}: {exc.strerror or exc}"
+            ) from None
+        return FileLock(str(self.path) + ".lock")
+
+    def _read(self) -> dict[str, TrustRecord]:
+        try:
+            raw = json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise FlightPlanError(
+                "trust.unreadable",
+                f"cannot read the trust state {self.path}: {exc}",
+                hint="a damaged trust state is not treated as empty (that would forget "
+                "every pin); fix or remove the file knowingly",
+            ) from None
+        plans: Any = raw.get("plans") if isinstance(raw, dict) else None
+        if not isinstance(plans, dict):
+            raise FlightPlanError(
+                "trust.unreadable",
+                f'cannot read the trust state {self.path}: expected {{"plans": {{...}}}}',
+            )
+        out = {}
+        for name, item in plans.items():
+            if isinstance(item, dict) and isinstance(item.get("owner"), str):
+                out[name] = TrustRecord(
+                    name,
+                    item["owner"],
+                    item.get("version") if isinstance(item.get("version"), str) else None,
+                    str(item.get("contentHash", "")),
+                    str(item.get("pinnedAt", "")),
+                )
+        return out
+
+    def _write(self, records: dict[str, TrustRecord]) -> None:
+        body = {"version": 1, "plans": {n: r.to_dict() for n, r in sorted(records.items())}}
+        try:
+            fd, temp = tempfile.mkstemp(prefix=".trust-", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(body, handle, indent=2)
+                handle.write("\n")
+            os.replace(temp, self.path)
+        except OSError as exc:
+            raise FlightPlanError(
+                "trust.unwritable", f"cannot write {self.path}: {exc.strerror or exc}"
+            ) from None
+
+
+def _older(version: str | None, than: str | None) -> bool:
+    if version is None or than is None or not SEMVER.match(version) or not SEMVER.match(than):
+        return False
+    return semver_key(version) < semver_key(than)
+
+
+def semver_key(version: str) -> tuple[int, int, int, int, str]:
+    core, _, pre = version.split("+", 1)[0].partition("-")
+    major, minor, patch = (int(part) for part in core.split("."))
+    # A release sorts after its pre-releases.
+    return (major, minor, patch, 0 if pre else 1, pre)

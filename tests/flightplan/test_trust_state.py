@@ -1,0 +1,61 @@
+"""The trust state on its own: high-water marks, same label with other
+content, and records that survive a re-read (kills mutants of _trust.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from flightdeck.flightplan import FlightPlanError
+from flightdeck.flightplan._trust import TrustState
+
+
+def _code(state: TrustState, version: str | None, digest: str, **kwargs: bool) -> str:
+    with pytest.raises(FlightPlanError) as caught:
+        state.check_and_record("p", "github://o", version, digest, explicit_version=False, **kwargs)
+    return caught.value.code
+
+
+def test_high_water_mark_moves_up_and_refuses_going_back() -> None:
+    state = TrustState()
+    first = state.check_and_record("p", "github://o", "1.0.0", "sha256:a", explicit_version=False)
+    later = state.check_and_record("p", "github://o", "1.1.0", "sha256:b", explicit_version=False)
+    assert (first.first, later.first) == (True, False)
+    record = TrustState().get("p")
+    assert record is not None and (record.version, record.content_hash) == ("1.1.0", "sha256:b")
+    assert _code(state, "1.0.0", "sha256:a") == "verify.rollback"
+
+
+def test_same_label_with_other_content_is_refused() -> None:
+    state = TrustState()
+    state.check_and_record("p", "github://o", "1.0.0", "sha256:a", explicit_version=False)
+    assert _code(state, "1.0.0", "sha256:other") == "verify.rollback"
+    again = state.check_and_record("p", "github://o", "1.0.0", "sha256:a", explicit_version=False)
+    assert again.record.version == "1.0.0"
+
+
+def test_unlabelled_plans_have_no_rollback_but_keep_their_pin() -> None:
+    state = TrustState()
+    state.check_and_record("p", "github://o", None, "sha256:a", explicit_version=False)
+    state.check_and_record("p", "github://o", None, "sha256:b", explicit_version=False)
+    state.check_and_record("p", "github://o", "1.0.0", "sha256:c", explicit_version=False)
+    assert (TrustState().get("p") or pytest.fail()).version == "1.0.0"
+    with pytest.raises(FlightPlanError) as caught:
+        state.check_and_record("p", "github://x", None, "sha256:d", explicit_version=False)
+    assert caught.value.code == "verify.publisher_changed"
+
+
+def test_rollback_needs_both_explicit_version_and_flag() -> None:
+    state = TrustState()
+    state.check_and_record("p", "github://o", "2.0.0", "sha256:b", explicit_version=False)
+    assert _code(state, "1.0.0", "sha256:a", allow_rollback=True) == "verify.rollback"
+    ok = state.check_and_record(
+        "p", "github://o", "1.0.0", "sha256:a", explicit_version=True, allow_rollback=True
+    )
+    assert ok.record.version == "2.0.0"  # the high-water mark stays
+
+
+def test_entries_without_an_owner_are_ignored() -> None:
+    state = TrustState()
+    state.check_and_record("p", "github://o", "1.0.0", "sha256:a", explicit_version=False)
+    state.path.write_text('{"plans": {"q": {"version": "1.0.0"}, "p": {"owner": "github://o"}}}')
+    assert [r.name for r in TrustState().records()] == ["p"]
