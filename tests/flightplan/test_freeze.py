@@ -151,6 +151,23 @@ def test_refreezing_identical_content_is_a_noop(example_file: Path, keys: KeyPai
     assert len(SkillStore().list()) == 1
 
 
+def test_refreezing_identical_content_later_is_still_a_noop(
+    example_file: Path, keys: KeyPair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The signed statement carries its signing time: a re-freeze in another
+    # second signs new bytes, and that must still be the stored version
+    # (the first signature kept), not a version conflict.
+    import flightdeck.flightplan._freeze as freeze_module
+
+    monkeypatch.setattr(freeze_module, "signing_time", lambda: "2026-01-01T00:00:00Z")
+    first = freeze_plan(example_file, signing_key=keys.private_path, version="1.0.0")
+    signature = (first.stored.path / "SKILL.md.sig").read_bytes()
+    monkeypatch.setattr(freeze_module, "signing_time", lambda: "2026-01-02T00:00:00Z")
+    again = freeze_plan(example_file, signing_key=keys.private_path, version="1.0.0")
+    assert not again.created and again.stored.path == first.stored.path
+    assert (first.stored.path / "SKILL.md.sig").read_bytes() == signature
+
+
 def test_different_content_under_an_existing_version_is_refused(
     tmp_path: Path, example_file: Path, keys: KeyPair
 ) -> None:

@@ -195,6 +195,8 @@ class SkillStore:
     def _existing(self, target: Path, files: dict[str, bytes]) -> StoredVersion:
         for name, raw in files.items():
             path = target / name
+            if name == SIGNATURE_FILE and path.is_file() and _same_signing(path.read_bytes(), raw):
+                continue
             if not path.is_file() or path.read_bytes() != raw:
                 raise FlightPlanError(
                     "store.version_conflict",
@@ -244,3 +246,27 @@ def _semver_key(version: str) -> tuple[int, int, int, int, str]:
     major, minor, patch = (int(part) for part in core.split("."))
     # A release sorts after its pre-releases.
     return (major, minor, patch, 0 if pre else 1, pre)
+
+
+def _same_signing(stored: bytes, fresh: bytes) -> bool:
+    """The same content signed again by the same key, only at another time.
+
+    The statement carries its signing time, so a re-freeze of identical
+    content produces new signature bytes; that is still the stored version
+    (the first signature stays), while another key or any other field is not.
+    """
+    try:
+        old, new = json.loads(stored), json.loads(fresh)
+    except ValueError:
+        return False
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return False
+    drop = {"statementSignature", "statement"}
+    old_statement, new_statement = old.get("statement"), new.get("statement")
+    if not (isinstance(old_statement, dict) and isinstance(new_statement, dict)):
+        return False
+    return {k: v for k, v in old.items() if k not in drop} == {
+        k: v for k, v in new.items() if k not in drop
+    } and {k: v for k, v in old_statement.items() if k != "signedAt"} == {
+        k: v for k, v in new_statement.items() if k != "signedAt"
+    }
