@@ -23,6 +23,7 @@ from flightdeck.launch import (
     LaunchError,
     LaunchEvent,
     LaunchOptions,
+    ResumeDecisions,
     RunResult,
     configured_runtime,
     configured_settings,
@@ -42,6 +43,25 @@ def _pairs(values: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="'--input'")
         out[key] = value
     return out
+
+
+def _decisions(accept: tuple[str, ...], retry: tuple[str, ...]) -> ResumeDecisions:
+    accepted: dict[str, dict[str, Any]] = {}
+    for item in accept:
+        step, sep, raw = item.partition("=")
+        try:
+            outputs = json.loads(raw) if sep else {}
+        except ValueError as exc:
+            raise click.BadParameter(f"{step}: not JSON: {exc}", param_hint="'--accept'") from None
+        if not step or not isinstance(outputs, dict):
+            raise click.BadParameter(
+                f"expected STEP or STEP=<JSON object>, got {item!r}", param_hint="'--accept'"
+            )
+        accepted[step] = outputs
+    both = sorted(set(accepted) & set(retry))
+    if both:
+        raise click.BadParameter(f"both accepted and retried: {', '.join(both)}")
+    return ResumeDecisions(accept=accepted, retry=frozenset(retry))
 
 
 class _Progress:
@@ -144,6 +164,20 @@ class _Progress:
     help="Reuse a run's inputs and llm-seam outputs.",
 )
 @click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    metavar="STEP[=OUTPUTS_JSON]",
+    help="With --resume: an in-doubt step took effect; record it done with these outputs.",
+)
+@click.option(
+    "--retry",
+    "retry",
+    multiple=True,
+    metavar="STEP",
+    help="With --resume: run an in-doubt step again.",
+)
+@click.option(
     "--key",
     "expected_key",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -176,6 +210,8 @@ def launch(
     max_parallel: int,
     resume: str | None,
     replay: str | None,
+    accept: tuple[str, ...],
+    retry: tuple[str, ...],
     expected_key: Path | None,
     unsigned: bool,
     no_sandbox: bool,
@@ -244,6 +280,7 @@ def launch(
             input_prompt=ask_input if terminal else None,
             on_event=progress.event,
             verify_credentials=verify_credentials,
+            decisions=_decisions(accept, retry),
         )
         runtime = configured_runtime(workspace.resolve())
         if expected_key is not None:

@@ -50,6 +50,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._redact import redact
     from flightdeck.launch._report import run_list, run_report
+    from flightdeck.launch._resume import ResumeDecisions
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
@@ -97,6 +98,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "redact": ("flightdeck.launch._redact", "redact"),
     "run_list": ("flightdeck.launch._report", "run_list"),
     "run_report": ("flightdeck.launch._report", "run_report"),
+    "ResumeDecisions": ("flightdeck.launch._resume", "ResumeDecisions"),
     "bwrap_path": ("flightdeck.launch._sandbox", "bwrap_path"),
     "Credential": ("flightdeck.launch._secrets", "Credential"),
     "SecretStore": ("flightdeck.launch._secrets", "SecretStore"),
@@ -135,6 +137,7 @@ __all__ = [
     "ProbeResult",
     "ProbingInvoker",
     "ResolvedInputs",
+    "ResumeDecisions",
     "RunResult",
     "RunRow",
     "Runtime",

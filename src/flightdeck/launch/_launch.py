@@ -43,7 +43,7 @@ from flightdeck.launch._executor import Executor, LocalExecutor
 from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
 from flightdeck.launch._journal import Journal, RunRow
 from flightdeck.launch._probe import ProbeResult, verify_credentials
-from flightdeck.launch._resume import in_doubt, memoised, replay_outputs
+from flightdeck.launch._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
 from flightdeck.launch._scheduler import Scheduler
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
@@ -63,6 +63,7 @@ class LaunchOptions:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     on_event: EventSink = ignore
     verify_credentials: bool = False  # run trustContract.verification probes first
+    decisions: ResumeDecisions = field(default_factory=ResumeDecisions)  # in-doubt steps
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,12 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         target = previous.plan_path
         options.unsigned = bool(previous.options.get("unsigned"))
         options.replay = options.replay or previous.options.get("replayOf")
+    if options.decisions and previous is None:
+        raise LaunchError(
+            "resume.not_in_doubt",
+            "--accept and --retry decide in-doubt steps of a resumed run",
+            hint="use them with --resume RUN_ID",
+        )
     if target is None:
         raise LaunchError("launch.no_target", "name a plan (NAME[@VERSION] or PATH) or --resume")
     verified = verify_target(target, options.unsigned, runtime)
@@ -180,7 +187,14 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     )
     if previous is not None:
         scheduler.state = memoised(runtime.journal, verified.plan, run_id)
-        in_doubt(runtime.journal, verified.plan, run_id, scheduler.state)
+        in_doubt(
+            runtime.journal,
+            verified.plan,
+            run_id,
+            scheduler.state,
+            options.decisions,
+            router.write,
+        )
     try:
         state = await scheduler.run()
     except BaseException:
