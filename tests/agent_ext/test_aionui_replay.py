@@ -99,7 +99,7 @@ def test_set_config_applies_from_the_next_turn(server: FakeLLMServer, tmp_path: 
     ws = workspace(tmp_path)
     server.add(Turn(text="slow " * 8, delta_size=1, delta_delay=0.02), Turn(text="fast"))
     with spawn(server, ws) as agent:
-        agent.next()
+        agent_ready = agent.next()
         agent.send(content("m1", "first"))
         agent.until("text_delta")
         agent.send({"type": "set_config", "model": "gpt-other", "effort": "high"})
@@ -109,6 +109,7 @@ def test_set_config_applies_from_the_next_turn(server: FakeLLMServer, tmp_path: 
         changed = events[-1]
         assert changed["config"]["model"] == "gpt-other" and changed["config"]["effort"] == "high"
         assert changed["capabilities"]["effort_levels"] == ["low", "medium", "high"]
+        assert changed["capabilities"]["sandbox"] == agent_ready["capabilities"]["sandbox"]
         agent.until("stream_end")
         agent.send(content("m2", "second"))
         agent.until("stream_end")

@@ -254,10 +254,16 @@ class AgentSession:
         return self._pending_config.live if self._pending_config else self.live
 
     def _next_capabilities(self) -> p.Capabilities:
+        from flightdeck.agent.tools import sandbox_state
+
         has_mcp = any(t.category == "mcp" for t in self.tools.values())
-        return live.capabilities(
+        caps = live.capabilities(
             self._next_settings(), self._next_live(), self.policy.mode, has_mcp
         )
+        # The same sandbox word `ready` gave (the probe is cached by then), so a
+        # host that replaces its capabilities with these loses nothing.
+        sandbox, _ = sandbox_state(self.settings.sandbox)
+        return caps.model_copy(update={"sandbox": sandbox})
 
     def _on_set_config(self, command: p.SetConfigCommand) -> None:
         base = self._pending_config
