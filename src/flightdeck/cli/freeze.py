@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from flightdeck.cli._passphrase import passphrase_fd_option, passphrase_source
 from flightdeck.cli._render import fail
 from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
 
@@ -27,6 +28,7 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
     metavar="HOST[:PORT]",
     help="Registry spoken to over plain http (loopback registries always are).",
 )
+@passphrase_fd_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def freeze(
     path: Path,
@@ -34,6 +36,7 @@ def freeze(
     publisher: str | None,
     version: str | None,
     insecure: tuple[str, ...],
+    passphrase_fd: int | None,
     fmt: str,
 ) -> None:
     """Freeze a SKILL.md: lint, resolve the environment image to a digest and
@@ -46,10 +49,19 @@ def freeze(
       flightdeck freeze SKILL.md --signing-key ~/.keys/flightdeck.key --version 1.0.0
       flightdeck freeze SKILL.md --publisher github://acme/plans --version 1.1.0
     """
+    try:
+        passphrase = passphrase_source(passphrase_fd)
+    except FlightPlanError as exc:
+        fail(exc, fmt)
     resolver = OciResolver(insecure_hosts=frozenset(insecure))
     try:
         outcome = freeze_plan(
-            path, signing_key=signing_key, publisher=publisher, version=version, resolver=resolver
+            path,
+            signing_key=signing_key,
+            publisher=publisher,
+            version=version,
+            resolver=resolver,
+            passphrase=passphrase,
         )
     except FlightPlanError as exc:
         fail(exc, fmt)

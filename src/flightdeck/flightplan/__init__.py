@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:
         Step,
         TrustContract,
     )
+    from flightdeck.flightplan._passphrase import read_passphrase_fd, resolve_passphrase
     from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
     from flightdeck.flightplan._read import read_plan
     from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
@@ -106,6 +107,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
     "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
     "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
+    "read_passphrase_fd": ("flightdeck.flightplan._passphrase", "read_passphrase_fd"),
+    "resolve_passphrase": ("flightdeck.flightplan._passphrase", "resolve_passphrase"),
     "VerifiedPlan": ("flightdeck.flightplan._verify", "VerifiedPlan"),
     "locate_plan": ("flightdeck.flightplan._verify", "locate_plan"),
     "verify_plan": ("flightdeck.flightplan._verify", "verify_plan"),
@@ -160,11 +163,13 @@ __all__ = [
     "parse_binding",
     "parse_image_ref",
     "parse_plan",
+    "read_passphrase_fd",
     "read_plan",
     "render_dot",
     "render_graph",
     "render_mermaid",
     "render_svg",
+    "resolve_passphrase",
     "resolve_version",
     "verify_plan",
 ]

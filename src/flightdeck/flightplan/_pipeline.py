@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from flightdeck.flightplan._freeze import FrozenPlan, freeze_file
 from flightdeck.flightplan._images import ImageResolver
+from flightdeck.flightplan._passphrase import Passphrase
 from flightdeck.flightplan._signing import load_private_key
 from flightdeck.flightplan._store import SkillStore, StoredVersion
 
@@ -32,11 +33,15 @@ def freeze_plan(
     version: str | None = None,
     resolver: ImageResolver | None = None,
     store: SkillStore | None = None,
+    passphrase: Passphrase = None,
 ) -> FreezeOutcome:
     """Parse, lint, resolve, lock, hash, sign and store. `signing_key` may be a
-    loaded key, a PEM path or PEM text; None reads `FLIGHTDECK_SIGNING_KEY`."""
+    loaded key, a PEM path or PEM text; None reads `FLIGHTDECK_SIGNING_KEY`.
+    `passphrase` opens an encrypted key (see `load_private_key`)."""
     key = (
-        signing_key if isinstance(signing_key, Ed25519PrivateKey) else load_private_key(signing_key)
+        signing_key
+        if isinstance(signing_key, Ed25519PrivateKey)
+        else load_private_key(signing_key, passphrase)
     )
     frozen = freeze_file(path, key, publisher=publisher, version=version, resolver=resolver)
     stored, created = (store or SkillStore()).put(frozen)
