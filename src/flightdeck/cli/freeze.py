@@ -75,3 +75,8 @@ def freeze(
     label = f"@{entry.version}" if entry.version else ""
     click.echo(f"{entry.name}{label} {state}: {entry.content_hash}")
     click.echo(f"  stored at {entry.path}")
+    if outcome.pinned:
+        click.echo(
+            f"  no publisher: pinned signing key {outcome.frozen.signature.key_id} "
+            f"for {entry.name} in the keyring"
+        )

@@ -25,7 +25,7 @@ if _typing.TYPE_CHECKING:
         PinnedOnlyResolver,
         parse_image_ref,
     )
-    from flightdeck.flightplan._keyring import Keyring, TrustedKey
+    from flightdeck.flightplan._keyring import Keyring, Revocation, TrustedKey
     from flightdeck.flightplan._lint import lint_document, lint_plan
     from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
     from flightdeck.flightplan._models import (
@@ -45,6 +45,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
     from flightdeck.flightplan._read import read_plan
     from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
+    from flightdeck.flightplan._sign import CoSignOutcome, cosign_version
     from flightdeck.flightplan._signing import (
         KeyPair,
         generate_keys,
@@ -109,6 +110,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
     "read_passphrase_fd": ("flightdeck.flightplan._passphrase", "read_passphrase_fd"),
     "resolve_passphrase": ("flightdeck.flightplan._passphrase", "resolve_passphrase"),
+    "CoSignOutcome": ("flightdeck.flightplan._sign", "CoSignOutcome"),
+    "cosign_version": ("flightdeck.flightplan._sign", "cosign_version"),
+    "Revocation": ("flightdeck.flightplan._keyring", "Revocation"),
     "VerifiedPlan": ("flightdeck.flightplan._verify", "VerifiedPlan"),
     "locate_plan": ("flightdeck.flightplan._verify", "locate_plan"),
     "verify_plan": ("flightdeck.flightplan._verify", "verify_plan"),
@@ -119,6 +123,7 @@ __all__ = [
     "ActionRequirement",
     "Binding",
     "CatalogTool",
+    "CoSignOutcome",
     "Environment",
     "FlightPlan",
     "FlightPlanError",
@@ -137,6 +142,7 @@ __all__ = [
     "Resolution",
     "ResolvedCapability",
     "ResolvedImage",
+    "Revocation",
     "Signature",
     "SkillStore",
     "Step",
@@ -148,6 +154,7 @@ __all__ = [
     "canonical_bytes",
     "catalog",
     "content_hash",
+    "cosign_version",
     "format_cycle",
     "freeze_file",
     "freeze_loaded",
