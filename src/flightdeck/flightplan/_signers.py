@@ -24,6 +24,24 @@ def pinned_key(state: TrustState, name: str) -> str | None:
     return record.owner.removeprefix("key:")
 
 
+def carry_pin(
+    state: TrustState,
+    plan: str,
+    *,
+    publisher: str | None,
+    pinned: str | None,
+    signers: list[str],
+    accepted: str,
+) -> None:
+    """Key rotation for a plan without a publisher: its trust-state owner is
+    a key. When the pinned key itself signed this version beside the accepted
+    (new) key, the pin moves to the new key, so later versions signed by the
+    new key alone are not `verify.publisher_changed`. Without that signature
+    nothing moves: a version by another key alone stays refused."""
+    if publisher is None and pinned is not None and pinned != accepted and pinned in signers:
+        state.move_owner(plan, f"key:{pinned}", f"key:{accepted}")
+
+
 def accept_signer(
     signers: list[str],
     *,

@@ -25,7 +25,7 @@ from flightdeck.flightplan._keyring import Keyring
 from flightdeck.flightplan._lint import lint_document
 from flightdeck.flightplan._models import FlightPlan, Lock
 from flightdeck.flightplan._read import read_plan
-from flightdeck.flightplan._signers import accept_signer, pinned_key
+from flightdeck.flightplan._signers import accept_signer, carry_pin, pinned_key
 from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
 from flightdeck.flightplan._statement import check_statement
 from flightdeck.flightplan._store import (
@@ -146,15 +146,16 @@ def verify_plan(
     lock_json = _check_lock_file(folder / LOCK_FILE, document)
     plan = read_plan(document.data, document.body)
     check_statement(envelope, public, plan.name, lock, recomputed, lock_json, folder)
-    cosigners = read_cosigners(folder, message, envelope["statement"], recomputed)
+    signers = [key_id(public), *read_cosigners(folder, message, envelope["statement"], recomputed)]
     state = trust or TrustState()
+    pinned = pinned_key(state, plan.name or "")
     signer = accept_signer(
-        [key_id(public), *cosigners],
+        signers,
         publisher=lock.publisher,
         plan=plan.name or "",
         key=key,
         keyring=keyring or Keyring(),
-        pinned=pinned_key(state, plan.name or ""),
+        pinned=pinned,
     )
     if requested is not None:
         _check_store_entry(requested, plan, lock, recomputed, folder)
@@ -165,6 +166,14 @@ def verify_plan(
             f"the signed plan no longer validates: {problems[0].message}",
             diagnostics=tuple(problems),
         )
+    carry_pin(
+        state,
+        plan.name or "",
+        publisher=lock.publisher,
+        pinned=pinned,
+        signers=signers,
+        accepted=signer,
+    )
     decision = state.check_and_record(
         plan.name or "",
         owner_of(lock.publisher, signer),
