@@ -1,4 +1,5 @@
-"""Rotation, revocation and plan-name pins as users run them (processes)."""
+"""Rotation, revocation and plan-name pins as users run them (processes).
+Set-up goes through the library; each command under test runs as a process."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from flightdeck.flightplan import key_id, load_public_key
+from flightdeck.flightplan import Keyring, freeze_plan, generate_keys
 from tests.flightplan._plans import example_path
 
 BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "flightdeck"
@@ -39,86 +40,42 @@ def _code(*args: str | Path) -> str:
 
 
 def test_rotate_by_cosigning_then_revoke_the_old_key(tmp_path: Path) -> None:
-    _ok("keys", "generate", "--out", tmp_path, "--name", "old")
-    _ok("keys", "generate", "--out", tmp_path, "--name", "new")
-    old, new = tmp_path / "old", tmp_path / "new"
-    _ok("keyring", "trust", "github://acme", "--key", f"{old}.pub")
-    _ok(
-        "freeze",
-        example_path(),
-        "--signing-key",
-        f"{old}.key",
-        "--publisher",
-        "github://acme",
-        "--version",
-        "1.0.0",
-    )
-    # Re-freezing the same content with the new key is a conflict; sign is the way.
-    assert (
-        _code(
-            "freeze",
-            example_path(),
-            "--signing-key",
-            f"{new}.key",
-            "--publisher",
-            "github://acme",
-            "--version",
-            "1.0.0",
-        )
-        == "store.version_conflict"
+    old, new = generate_keys(tmp_path, "old"), generate_keys(tmp_path, "new")
+    Keyring().trust("github://acme", old.public_path.read_bytes())
+    freeze_plan(
+        example_path(), signing_key=old.private_path, publisher="github://acme", version="1.0.0"
     )
     signed = json.loads(
-        _ok("sign", f"{NAME}@1.0.0", "--signing-key", f"{new}.key", "--format", "json")
+        _ok("sign", f"{NAME}@1.0.0", "--signing-key", new.private_path, "--format", "json")
     )
     assert signed["created"] is True and Path(signed["path"]).is_file()
-    assert "no change" in _ok("sign", f"{NAME}@1.0.0", "--signing-key", f"{new}.key")
+    assert "no change" in _ok("sign", f"{NAME}@1.0.0", "--signing-key", new.private_path)
 
-    _ok("keyring", "trust", "github://acme", "--key", f"{new}.pub")
-    old_key_id = key_id(load_public_key(Path(f"{old}.pub").read_bytes()))
-    assert old_key_id in _ok("keyring", "revoke", old_key_id, "--reason", "rotated")
-    out = _ok("verify", f"{NAME}@1.0.0")
-    assert "verified" in out
+    Keyring().trust("github://acme", new.public_path.read_bytes())
+    # A public key file names the key as well as its id.
+    assert old.key_id in _ok("keyring", "revoke", old.public_path, "--reason", "rotated")
+    assert "verified" in _ok("verify", f"{NAME}@1.0.0")
     text = _ok("keyring", "list")
     assert "REVOKED" in text and "rotated" in text
     # The revoked key cannot come back without --force.
-    done = run("keyring", "trust", "github://acme", "--key", f"{old}.pub")
+    done = run("keyring", "trust", "github://acme", "--key", old.public_path)
     assert done.returncode == 1 and "keyring.key_revoked" in done.stderr
-    _ok("keyring", "trust", "github://acme", "--key", f"{old}.pub", "--force")
-    assert "REVOKED" not in _ok("keyring", "list")
-
-
-def test_only_revoked_signatures_is_key_revoked(tmp_path: Path) -> None:
-    _ok("keys", "generate", "--out", tmp_path)
-    _ok("keyring", "trust", "github://acme", "--key", tmp_path / "flightdeck.pub")
-    _ok(
-        "freeze",
-        example_path(),
-        "--signing-key",
-        tmp_path / "flightdeck.key",
-        "--publisher",
-        "github://acme",
-    )
-    _ok("keyring", "revoke", tmp_path / "flightdeck.pub")  # a public key file works too
-    assert _code("verify", NAME) == "verify.key_revoked"
-    assert _code("sign", NAME, "--signing-key", tmp_path / "flightdeck.key") == "sign.key_revoked"
-    done = run("keyring", "revoke", "not-a-key-id")
-    assert done.returncode == 1 and "keyring.invalid_key_id" in done.stderr
+    _ok("keyring", "trust", "github://acme", "--key", old.public_path, "--force")
+    assert Keyring().revocations() == []
 
 
 def test_plan_without_publisher_is_pinned_per_name(tmp_path: Path) -> None:
-    _ok("keys", "generate", "--out", tmp_path)
-    pub = tmp_path / "flightdeck.pub"
-    out = _ok("freeze", example_path(), "--signing-key", tmp_path / "flightdeck.key")
-    assert "pinned signing key" in out
+    pair = generate_keys(tmp_path)
+    out = _ok("freeze", example_path(), "--signing-key", pair.private_path)
+    assert f"pinned signing key {pair.key_id}" in out
     _ok("keyring", "untrust", "--plan", NAME)
     assert _code("verify", NAME) == "verify.key_unpinned"
-    _ok("verify", NAME, "--key", pub)
-    _ok("keyring", "trust", "--plan", NAME, "--key", pub)
+    _ok("verify", NAME, "--key", pair.public_path)
+    _ok("keyring", "trust", "--plan", NAME, "--key", pair.public_path)
     listed = json.loads(_ok("keyring", "list", "--format", "json"))
-    assert [(e.get("plan"), e.get("publisher")) for e in listed] == [(NAME, None)]
-    _ok("verify", NAME)
+    assert [(e.get("plan"), e.get("publisher"), e["revoked"]) for e in listed] == [
+        (NAME, None, None)
+    ]
     # Exactly one of PUBLISHER and --plan.
-    assert run("keyring", "trust", "--key", pub).returncode == 2
-    assert run("keyring", "trust", "github://acme", "--plan", NAME, "--key", pub).returncode == 2
-    done = run("keyring", "trust", "--plan", "Not A Name", "--key", pub)
-    assert done.returncode == 1 and "keyring.invalid_plan" in done.stderr
+    done = run("keyring", "trust", "github://acme", "--plan", NAME, "--key", pair.public_path)
+    assert done.returncode == 2 and "either PUBLISHER or --plan" in done.stderr

@@ -155,10 +155,12 @@ def test_revoked_key_with_a_trusted_cosigner_verifies(
 def test_revoked_keys_are_not_trusted_again_without_force(tmp_path: Path, keys: KeyPair) -> None:
     ring = Keyring()
     ring.revoke(keys.key_id)
-    for trust in (lambda: ring.trust(ACME, _pub(keys)), lambda: ring.trust_plan(NAME, _pub(keys))):
-        with pytest.raises(FlightPlanError) as caught:
-            trust()
-        assert caught.value.code == "keyring.key_revoked"
+    with pytest.raises(FlightPlanError) as caught:
+        ring.trust(ACME, _pub(keys))
+    assert caught.value.code == "keyring.key_revoked"
+    with pytest.raises(FlightPlanError) as caught:
+        ring.trust_plan(NAME, _pub(keys))
+    assert caught.value.code == "keyring.key_revoked"
     assert ring.entries() == []
     ring.trust(ACME, _pub(keys), force=True)
     assert ring.revocations() == []  # --force lifts the revocation
@@ -236,3 +238,41 @@ def test_a_third_key_alone_does_not_move_the_pin(
     Keyring().trust_plan(NAME, _pub(third))
     _freeze(tmp_path, third, "1.1.0", publisher=None)
     assert _code(NAME) == "verify.publisher_changed"
+
+
+def test_plan_pins_need_a_plan_name(keys: KeyPair) -> None:
+    with pytest.raises(FlightPlanError) as caught:
+        Keyring().trust_plan("Not A Name", _pub(keys))
+    assert caught.value.code == "keyring.invalid_plan"
+
+
+def test_a_cosignature_checks_out_from_the_documented_format_alone(
+    tmp_path: Path, keys: KeyPair, other_keys: KeyPair
+) -> None:
+    """docs/canonical-bytes.md, "Co-signatures": an independent check with
+    nothing but cryptography, hashlib and the documented rules."""
+    import base64
+    import hashlib
+
+    from cryptography.hazmat.primitives import serialization
+
+    from flightdeck.flightplan import canonical_bytes
+    from flightdeck.flightplan._canonical import jcs
+    from tests.flightplan._plans import split
+
+    Keyring().trust(ACME, _pub(keys))
+    folder = _freeze(tmp_path, keys, "1.0.0").stored.path
+    path = cosign_version(NAME, signing_key=other_keys.private_path).path
+    raw = path.read_bytes()
+    data = json.loads(raw)
+    assert raw == jcs(data) + b"\n"
+    public = serialization.load_pem_public_key(data["publicKey"].encode())
+    pub_raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    hex_id = hashlib.sha256(pub_raw).hexdigest()
+    assert path.name == f"SKILL.md.{hex_id}.sig" and data["keyId"] == f"sha256:{hex_id}"
+    frontmatter, body = split((folder / "SKILL.md").read_text())
+    message = canonical_bytes(frontmatter, body)
+    assert data["contentHash"] == "sha256:" + hashlib.sha256(message).hexdigest()
+    public.verify(base64.b64decode(data["signature"]), message)  # type: ignore[union-attr, call-arg]
+    statement = json.loads((folder / "SKILL.md.sig").read_text())["statement"]
+    public.verify(base64.b64decode(data["statementSignature"]), jcs(statement))  # type: ignore[union-attr, call-arg]
