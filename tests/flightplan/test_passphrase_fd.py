@@ -96,6 +96,12 @@ def test_an_empty_or_closed_descriptor_is_a_located_error(tmp_path: Path) -> Non
     with pytest.raises(FlightPlanError) as caught:
         read_passphrase_fd(read)
     assert caught.value.code == "keys.passphrase_fd_unreadable"
+    # A descriptor onto something large is not read without end.
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (70 * 1024))
+    with pytest.raises(FlightPlanError) as caught:
+        read_passphrase_fd(os.open(big, os.O_RDONLY))
+    assert caught.value.code == "keys.passphrase_fd_unreadable"
 
 
 def test_bytes_given_beat_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

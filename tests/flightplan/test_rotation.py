@@ -20,6 +20,7 @@ from flightdeck.flightplan import (
     generate_keys,
     verify_plan,
 )
+from flightdeck.flightplan._canonical import jcs
 from flightdeck.flightplan._emit import emit_skill
 from flightdeck.flightplan._trust import TrustState
 from tests.flightplan._plans import example_body, example_data
@@ -91,7 +92,10 @@ def test_cosigning_needs_a_version_that_verifies_now(
     assert not list(_freeze(tmp_path, keys, "1.0.0").stored.path.glob("SKILL.md.*.sig"))
 
 
-@pytest.mark.parametrize("damage", ["signature", "statement", "renamed", "other-version", "junk"])
+@pytest.mark.parametrize(
+    "damage",
+    ["signature", "statement", "renamed", "other-version", "junk", "content-hash", "algorithm"],
+)
 def test_a_damaged_cosignature_is_refused(
     tmp_path: Path, keys: KeyPair, other_keys: KeyPair, damage: str
 ) -> None:
@@ -107,6 +111,10 @@ def test_a_damaged_cosignature_is_refused(
         cosig.write_text(json.dumps(data))
     elif damage == "renamed":
         cosig.rename(cosig.with_name("SKILL.md." + "0" * 64 + ".sig"))
+    elif damage in ("content-hash", "algorithm"):
+        key = "contentHash" if damage == "content-hash" else "algorithm"
+        data[key] = "sha256:" + "0" * 64 if damage == "content-hash" else "rsa"
+        cosig.write_bytes(jcs(data) + b"\n")
     elif damage == "other-version":
         shutil.copy(cosig, two.stored.path / cosig.name)
         cosig.unlink()
@@ -276,3 +284,70 @@ def test_a_cosignature_checks_out_from_the_documented_format_alone(
     public.verify(base64.b64decode(data["signature"]), message)  # type: ignore[union-attr, call-arg]
     statement = json.loads((folder / "SKILL.md.sig").read_text())["statement"]
     public.verify(base64.b64decode(data["statementSignature"]), jcs(statement))  # type: ignore[union-attr, call-arg]
+
+
+def test_explicit_key_considers_only_that_signer(
+    tmp_path: Path, keys: KeyPair, other_keys: KeyPair
+) -> None:
+    Keyring().trust(ACME, _pub(keys))
+    _freeze(tmp_path, keys, "1.0.0")
+    cosign_version(NAME, signing_key=other_keys.private_path)
+    # The co-signer is a signer, but not trusted for acme: naming it must not
+    # fall back to the trusted first signer.
+    assert _code(NAME, key=_pub(other_keys)) == "verify.publisher_untrusted"
+    assert verify_plan(NAME, key=_pub(keys)).signer_key_id == keys.key_id
+
+
+def test_the_pinned_key_stays_the_owner_while_it_counts(
+    tmp_path: Path, keys: KeyPair, other_keys: KeyPair
+) -> None:
+    _freeze(tmp_path, keys, "1.0.0", publisher=None)
+    verify_plan(NAME)
+    Keyring().trust_plan(NAME, _pub(other_keys))
+    _freeze(tmp_path, other_keys, "1.1.0", publisher=None)
+    cosign_version(
+        f"{NAME}@1.1.0",
+        signing_key=keys.private_path,
+        trust=TrustState(tmp_path / "elsewhere.json"),
+    )
+    assert verify_plan(NAME).signer_key_id == keys.key_id
+    assert TrustState().get(NAME).owner == f"key:{keys.key_id}"  # type: ignore[union-attr]
+
+
+def test_an_older_version_can_be_cosigned(
+    tmp_path: Path, keys: KeyPair, other_keys: KeyPair
+) -> None:
+    Keyring().trust(ACME, _pub(keys))
+    _freeze(tmp_path, keys, "1.0.0")
+    _freeze(tmp_path, keys, "1.1.0")
+    verify_plan(NAME)
+    assert cosign_version(f"{NAME}@1.0.0", signing_key=other_keys.private_path).created
+
+
+def test_a_changed_cosignature_file_is_not_overwritten(
+    tmp_path: Path, keys: KeyPair, other_keys: KeyPair
+) -> None:
+    Keyring().trust(ACME, _pub(keys))
+    _freeze(tmp_path, keys, "1.0.0")
+    path = cosign_version(NAME, signing_key=other_keys.private_path).path
+    path.write_text("changed")
+    with pytest.raises(FlightPlanError) as caught:
+        cosign_version(NAME, signing_key=other_keys.private_path)
+    # verify refuses first: the store was changed.
+    assert caught.value.code == "verify.cosignature_invalid"
+    from flightdeck.flightplan import SkillStore
+
+    with pytest.raises(FlightPlanError) as caught:
+        SkillStore().add_cosignature(path.parent, path.name, b"other")
+    assert caught.value.code == "store.version_conflict"
+    assert path.read_text() == "changed"
+
+
+def test_move_owner_moves_only_from_the_named_owner(tmp_path: Path) -> None:
+    state = TrustState(tmp_path / "trust.json")
+    state.check_and_record(NAME, "key:a", "1.0.0", "sha256:1", explicit_version=False)
+    assert not state.move_owner(NAME, "key:b", "key:c")
+    assert state.get(NAME).owner == "key:a"  # type: ignore[union-attr]
+    assert state.move_owner(NAME, "key:a", "key:c")
+    record = state.get(NAME)
+    assert record is not None and (record.owner, record.version) == ("key:c", "1.0.0")
