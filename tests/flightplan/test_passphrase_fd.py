@@ -120,3 +120,55 @@ def test_bytes_given_beat_the_environment(tmp_path: Path, monkeypatch: pytest.Mo
     assert asked == []
     monkeypatch.delenv("FLIGHTDECK_KEY_PASSPHRASE")
     assert load_private_key(pair.private_path, prompt) is not None and asked == [True]
+
+
+def _on_a_terminal(args: list[str], answers: list[bytes]) -> tuple[int, str]:
+    """Run flightdeck with a pseudo-terminal as stdin/stderr (and no other
+    controlling terminal), answering each prompt in turn."""
+    import select
+
+    master, slave = os.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "FLIGHTDECK_KEY_PASSPHRASE"}
+    proc = subprocess.Popen(
+        [str(BIN), *args],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        start_new_session=True,
+        env=env,
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        for answer in answers:
+            prompts = seen.count(b": ")
+            for _ in range(60):  # a bound, not a timing assertion: never hang the suite
+                if seen.count(b": ") != prompts or proc.poll() is not None:
+                    break
+                ready, _, _ = select.select([master], [], [], 1)
+                if ready:
+                    try:
+                        seen += os.read(master, 1024)
+                    except OSError:
+                        break
+            os.write(master, answer + b"\n")
+        code = proc.wait(timeout=60)
+    finally:
+        os.close(master)
+    assert proc.stdout is not None
+    return code, proc.stdout.read().decode()
+
+
+def test_on_a_terminal_the_passphrase_is_prompted_for(tmp_path: Path) -> None:
+    code, out = _on_a_terminal(
+        ["keys", "generate", "--out", str(tmp_path), "--encrypt"], [b"tty phrase", b"tty phrase"]
+    )
+    assert code == 0, out
+    key = tmp_path / "flightdeck.key"
+    assert load_private_key(key, b"tty phrase") is not None
+    code, out = _on_a_terminal(
+        ["freeze", str(example_path()), "--signing-key", str(key), "--format", "json"],
+        [b"tty phrase"],
+    )
+    assert code == 0, out
+    assert json.loads(out)["created"] is True
