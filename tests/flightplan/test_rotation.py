@@ -351,3 +351,14 @@ def test_move_owner_moves_only_from_the_named_owner(tmp_path: Path) -> None:
     assert state.move_owner(NAME, "key:a", "key:c")
     record = state.get(NAME)
     assert record is not None and (record.owner, record.version) == ("key:c", "1.0.0")
+
+
+def test_refreezing_with_a_new_key_points_to_sign(
+    tmp_path: Path, keys: KeyPair, other_keys: KeyPair
+) -> None:
+    Keyring().trust(ACME, _pub(keys))
+    _freeze(tmp_path, keys, "1.0.0")
+    with pytest.raises(FlightPlanError) as caught:
+        _freeze(tmp_path, other_keys, "1.0.0")
+    assert caught.value.code == "store.version_conflict"
+    assert "flightdeck sign NAME@VERSION" in (caught.value.hint or "")
