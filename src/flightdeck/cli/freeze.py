@@ -27,6 +27,13 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
     metavar="HOST[:PORT]",
     help="Registry spoken to over plain http (loopback registries always are).",
 )
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Where .drivers/ and flightdeck.toml are: the drivers whose code is pinned.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def freeze(
     path: Path,
@@ -34,10 +41,12 @@ def freeze(
     publisher: str | None,
     version: str | None,
     insecure: tuple[str, ...],
+    workspace: Path,
     fmt: str,
 ) -> None:
     """Freeze a SKILL.md: lint, resolve the environment image to a digest and
-    tool versions against the catalog, seal tool-step trust, write the lock,
+    tool versions against the catalog, seal tool-step trust, pin the code of
+    the driver behind every action ref (found in --workspace), write the lock,
     hash the canonical bytes, sign (Ed25519) and store it immutably.
 
     \b
@@ -45,13 +54,21 @@ def freeze(
       flightdeck keys generate --out ~/.keys
       flightdeck freeze SKILL.md --signing-key ~/.keys/flightdeck.key --version 1.0.0
       flightdeck freeze SKILL.md --publisher github://acme/plans --version 1.1.0
+      flightdeck freeze plans/digest/SKILL.md --workspace ~/work/metrics --version 1.2.0
     """
+    from flightdeck.launch import LaunchError, code_resolver
+
     resolver = OciResolver(insecure_hosts=frozenset(insecure))
     try:
         outcome = freeze_plan(
-            path, signing_key=signing_key, publisher=publisher, version=version, resolver=resolver
+            path,
+            signing_key=signing_key,
+            publisher=publisher,
+            version=version,
+            resolver=resolver,
+            code=code_resolver(workspace.resolve()),
         )
-    except FlightPlanError as exc:
+    except (FlightPlanError, LaunchError) as exc:  # LaunchError: a bad flightdeck.toml
         fail(exc, fmt)
     finally:
         resolver.close()
