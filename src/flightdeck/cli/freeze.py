@@ -34,6 +34,12 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
     show_default=True,
     help="Where .drivers/ and flightdeck.toml are: the drivers whose code is pinned.",
 )
+@click.option(
+    "--no-code-pins",
+    "unpinned",
+    is_flag=True,
+    help="Do not pin driver code (the drivers are not on this machine); launch warns.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def freeze(
     path: Path,
@@ -42,6 +48,7 @@ def freeze(
     version: str | None,
     insecure: tuple[str, ...],
     workspace: Path,
+    unpinned: bool,
     fmt: str,
 ) -> None:
     """Freeze a SKILL.md: lint, resolve the environment image to a digest and
@@ -66,7 +73,7 @@ def freeze(
             publisher=publisher,
             version=version,
             resolver=resolver,
-            code=code_resolver(workspace.resolve()),
+            code=None if unpinned else code_resolver(workspace.resolve()),
         )
     except (FlightPlanError, LaunchError) as exc:  # LaunchError: a bad flightdeck.toml
         fail(exc, fmt)
