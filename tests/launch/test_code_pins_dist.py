@@ -60,10 +60,8 @@ def _install(site: Path, version: str, module: str = MODULE) -> None:
     info = site / f"greetdist-{version}.dist-info"
     info.mkdir(parents=True)
     (site / "greetdist").mkdir(exist_ok=True)
-    files = {
-        "greetdist/__init__.py": module.encode(),
-        f"{info.name}/METADATA": f"Metadata-Version: 2.1\nName: greetdist\nVersion: {version}\n".encode(),
-    }
+    metadata = f"Metadata-Version: 2.1\nName: greetdist\nVersion: {version}\n"
+    files = {"greetdist/__init__.py": module.encode(), f"{info.name}/METADATA": metadata.encode()}
     for name, raw in files.items():
         (site / name).write_bytes(raw)
     rows = [f"{name},{_record_hash(raw)},{len(raw)}" for name, raw in files.items()]
