@@ -302,3 +302,13 @@ def test_cli_launch_from_another_directory_and_a_moved_workspace(ws: Path) -> No
     done = _fd(*args, "--workspace", moved, cwd=elsewhere)
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "launch.code_changed" and MODULE in error["message"]
+
+
+def test_the_worked_example_of_docs_canonical_bytes() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "canonical-bytes.md").read_text()
+    example = page.split("Worked example of step 6 alone", 1)[1]
+    stated = example.split("its digest is `", 1)[1].split("`", 1)[0]
+    from flightdeck.drivers import digest_of
+
+    one = {"DRIVER.md": "sha256:" + hashlib.sha256(b"x\n").hexdigest()}
+    assert digest_of(one) == stated

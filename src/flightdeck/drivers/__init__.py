@@ -21,7 +21,13 @@ import typing as _typing
 # underscore so the public names stay exactly `__all__`.
 if _typing.TYPE_CHECKING:
     from flightdeck.drivers._check import check_document
-    from flightdeck.drivers._digest import CodeDigest, CodeDigestError, driver_code, record_mismatch
+    from flightdeck.drivers._digest import (
+        CodeDigest,
+        CodeDigestError,
+        digest_of,
+        driver_code,
+        record_mismatch,
+    )
     from flightdeck.drivers._errors import (
         DriverCallError,
         DriverError,
@@ -52,6 +58,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "check_document": ("flightdeck.drivers._check", "check_document"),
     "CodeDigest": ("flightdeck.drivers._digest", "CodeDigest"),
     "CodeDigestError": ("flightdeck.drivers._digest", "CodeDigestError"),
+    "digest_of": ("flightdeck.drivers._digest", "digest_of"),
     "driver_code": ("flightdeck.drivers._digest", "driver_code"),
     "record_mismatch": ("flightdeck.drivers._digest", "record_mismatch"),
     "DriverCallError": ("flightdeck.drivers._errors", "DriverCallError"),
@@ -103,6 +110,7 @@ __all__ = [
     "check_document",
     "defineDriver",
     "define_driver",
+    "digest_of",
     "discover_drivers",
     "driver_code",
     "inspect_driver",
