@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from flightdeck.audit import MemoryAuditSink
-from flightdeck.flightplan import FlightPlanError, freeze_plan, generate_keys
+from flightdeck.drivers import digest_of
+from flightdeck.flightplan import CodePin, FlightPlanError, Lock, freeze_plan, generate_keys
 from flightdeck.launch import (
     ActionCall,
     DriverInvoker,
@@ -220,8 +221,6 @@ def test_a_removed_tool_file_is_refused(ws: Path) -> None:
 
 def test_code_changed_after_the_gate_is_caught_before_the_import(ws: Path) -> None:
     lock = _freeze(ws)
-    from flightdeck.flightplan import Lock
-
     pins = Lock.read(lock)
     assert pins is not None
     invoker = DriverInvoker(ws)
@@ -308,7 +307,24 @@ def test_the_worked_example_of_docs_canonical_bytes() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "canonical-bytes.md").read_text()
     example = page.split("Worked example of step 6 alone", 1)[1]
     stated = example.split("its digest is `", 1)[1].split("`", 1)[0]
-    from flightdeck.drivers import digest_of
-
     one = {"DRIVER.md": "sha256:" + hashlib.sha256(b"x\n").hexdigest()}
     assert digest_of(one) == stated
+
+
+def test_a_driver_library_is_pinned_relative_to_the_library(ws: Path) -> None:
+    shared = ws.parent / "shared"
+    (shared / "libs").mkdir(parents=True)
+    (ws / ".drivers" / "greeter").rename(shared / "libs" / "greeter")
+    (ws / "packages").rename(shared / "packages")
+    (ws / ".tools").rename(shared / ".tools")
+    (ws / "flightdeck.toml").write_text(f'[launch]\ndriver_libraries = ["{shared / "libs"}"]\n')
+    [pin] = _freeze(ws)["codePins"]
+    assert (pin["root"], pin["location"]) == ("library", "greeter/DRIVER.md")
+    invoker = code_resolver(ws)
+    recorded = CodePin.read(pin)
+    assert recorded is not None
+    invoker.check_pins([recorded])
+    (shared / "packages" / "greetpkg" / "__init__.py").write_text(PACKAGE + "#\n")
+    with pytest.raises(LaunchError) as caught:
+        code_resolver(ws).check_pins([recorded])
+    assert f"file {MODULE} changed" in caught.value.message
