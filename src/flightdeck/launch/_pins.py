@@ -116,7 +116,13 @@ def frozen_workspace(target: str | Path | None, resume: str | None = None) -> Pa
     if target is None and resume is not None:
         from flightdeck.launch._journal import Journal
 
-        row = Journal().run(resume)
+        journal = Journal()
+        try:
+            row = journal.run(resume)
+        except LaunchError:  # the launch itself reports an unusable journal
+            return None
+        finally:
+            journal.close()
         target = row.plan_path if row is not None else None
     if target is None:
         return None
