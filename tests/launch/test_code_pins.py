@@ -19,6 +19,7 @@ from flightdeck.drivers import digest_of
 from flightdeck.flightplan import CodePin, FlightPlanError, Lock, freeze_plan, generate_keys
 from flightdeck.launch import (
     ActionCall,
+    Approvals,
     DriverInvoker,
     Journal,
     LaunchError,
@@ -134,15 +135,17 @@ class Run:
         self.invoker = DriverInvoker(ws)
         self.ws = ws
 
-    def __call__(self) -> RunResult:
+    def __call__(self, **options: Any) -> RunResult:
         services = StepServices(self.invoker, SecretStore(env={}, path=self.ws / "s.toml"))
         runtime = Runtime(services, journal=self.journal, audit=self.audit)
-        options = LaunchOptions(
+        chosen = LaunchOptions(
             inputs={"who": "ada"},
             out_dir=self.ws.parent / "out",
             settings=StepSettings(workspace=str(self.ws), retry_base_delay=0.0),
+            **options,
         )
-        return asyncio.run(launch("greeting@1.0.0", options, runtime))
+        target = None if chosen.resume else "greeting@1.0.0"
+        return asyncio.run(launch(target, chosen, runtime))
 
     def refused(self) -> LaunchError:
         with pytest.raises(LaunchError) as caught:
@@ -328,3 +331,19 @@ def test_a_driver_library_is_pinned_relative_to_the_library(ws: Path) -> None:
     with pytest.raises(LaunchError) as caught:
         code_resolver(ws).check_pins([recorded])
     assert f"file {MODULE} changed" in caught.value.message
+
+
+def test_a_resumed_run_is_checked_again(ws: Path) -> None:
+    plan = (ws / "SKILL.md").read_text().replace("effect: read", "effect: write")
+    (ws / "SKILL.md").write_text(plan)
+    _freeze(ws)
+    run = Run(ws)
+    paused = run()
+    assert paused.status == "pending-approval"
+    (ws / "packages" / "greetpkg" / "__init__.py").write_text(PACKAGE + "#\n")
+    with pytest.raises(LaunchError) as caught:
+        run(resume=paused.run_id, approvals=Approvals.build(["all"]))
+    assert caught.value.code == "launch.code_changed"
+    assert not (Path(os.environ["GREET_MARKS"]) / "called").exists()
+    row = run.journal.run(paused.run_id)
+    assert row is not None and row.status == "pending-approval"
