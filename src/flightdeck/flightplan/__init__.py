@@ -30,6 +30,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
     from flightdeck.flightplan._models import (
         ActionRequirement,
+        CodePin,
         Environment,
         FlightPlan,
         Input,
@@ -41,6 +42,7 @@ if _typing.TYPE_CHECKING:
         Step,
         TrustContract,
     )
+    from flightdeck.flightplan._pins import CodeResolver, action_refs
     from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
     from flightdeck.flightplan._read import read_plan
     from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
@@ -82,6 +84,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_plan": ("flightdeck.flightplan._load", "load_plan"),
     "parse_plan": ("flightdeck.flightplan._load", "parse_plan"),
     "ActionRequirement": ("flightdeck.flightplan._models", "ActionRequirement"),
+    "CodePin": ("flightdeck.flightplan._models", "CodePin"),
+    "CodeResolver": ("flightdeck.flightplan._pins", "CodeResolver"),
+    "action_refs": ("flightdeck.flightplan._pins", "action_refs"),
     "Environment": ("flightdeck.flightplan._models", "Environment"),
     "FlightPlan": ("flightdeck.flightplan._models", "FlightPlan"),
     "Input": ("flightdeck.flightplan._models", "Input"),
@@ -116,6 +121,8 @@ __all__ = [
     "ActionRequirement",
     "Binding",
     "CatalogTool",
+    "CodePin",
+    "CodeResolver",
     "Environment",
     "FlightPlan",
     "FlightPlanError",
@@ -142,6 +149,7 @@ __all__ = [
     "TrustContract",
     "TrustedKey",
     "VerifiedPlan",
+    "action_refs",
     "canonical_bytes",
     "catalog",
     "content_hash",

@@ -47,6 +47,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._journal import Journal, RunRow, StepRow
     from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
     from flightdeck.launch._paths import rewrite, select
+    from flightdeck.launch._pins import frozen_workspace
     from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._redact import redact
     from flightdeck.launch._report import run_list, run_report
@@ -54,7 +55,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
-    from flightdeck.launch._setup import configured_runtime, configured_settings
+    from flightdeck.launch._setup import code_resolver, configured_runtime, configured_settings
     from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
     from flightdeck.launch._transforms import (
         TransformContext,
@@ -92,6 +93,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Runtime": ("flightdeck.launch._launch", "Runtime"),
     "launch": ("flightdeck.launch._launch", "launch"),
     "verify_target": ("flightdeck.launch._launch", "verify_target"),
+    "frozen_workspace": ("flightdeck.launch._pins", "frozen_workspace"),
     "rewrite": ("flightdeck.launch._paths", "rewrite"),
     "select": ("flightdeck.launch._paths", "select"),
     "ProbeResult": ("flightdeck.launch._probe", "ProbeResult"),
@@ -104,6 +106,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SecretStore": ("flightdeck.launch._secrets", "SecretStore"),
     "StepServices": ("flightdeck.launch._services", "StepServices"),
     "provider_from_settings": ("flightdeck.launch._services", "provider_from_settings"),
+    "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
     "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
@@ -149,9 +152,11 @@ __all__ = [
     "StepTask",
     "TransformContext",
     "bwrap_path",
+    "code_resolver",
     "configured_runtime",
     "configured_settings",
     "execute_step",
+    "frozen_workspace",
     "get_transform",
     "guard",
     "launch",

@@ -32,6 +32,7 @@ class RunResult:
     journal: Path | None = None
     audit: str | None = None
     probes: list[dict[str, Any]] = field(default_factory=list)  # --verify-credentials
+    warnings: list[str] = field(default_factory=list)  # e.g. "code not pinned"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +47,7 @@ class RunResult:
             "journal": str(self.journal) if self.journal else None,
             "audit": self.audit,
             "credentialProbes": self.probes,
+            "warnings": self.warnings,
         }
 
 
