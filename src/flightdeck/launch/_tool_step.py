@@ -39,6 +39,7 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         "sandbox": "bubblewrap" if bwrap else "none",
         "network": "hosts" if hosts else "none",
         "allowedHosts": hosts,
+        "allowedEndpoints": [],
         "contacted": [],
     }
     audit = [{"kind": "launch.tool_network", "fields": record}]
@@ -53,19 +54,23 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         command = [str(part) for part in task.step.get("command", [])]
         if command and task.tool_versions:
             record["toolVersion"] = await check_tool_version(command[0], task.tool_versions)
-        proxy = EgressProxy(frozenset(h.lower().rstrip(".") for h in hosts))
+        proxy = _proxy(hosts)
+        record["allowedEndpoints"] = sorted(str(e) for e in proxy.endpoints)
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
             try:
                 files, skipped = await _execute(task, Path(scratch), bwrap, proxy)
             finally:
                 record["contacted"] = sorted(set(proxy.contacted))
                 record["denied"] = sorted(set(proxy.denied))
+                record["decisions"] = [d.to_dict() for d in proxy.decisions]
         record["skipped"] = skipped
-        if proxy.denied:
+        refused = next((d for d in proxy.decisions if d.decision != "allowed"), None)
+        if refused is not None:
             raise LaunchError(
                 "egress_denied",
-                f"egress denied: the tool tried to reach {proxy.denied[0]}, outside the step's"
-                " sealed hosts",
+                f"egress denied: the tool asked {refused.method} {refused.target!r}"
+                f" ({refused.reason}); the step's sealed hosts admit"
+                f" {', '.join(record['allowedEndpoints']) or 'nothing'}",
             )
         value: Any = files
         names = list(task.step.get("outputs", []))
@@ -74,6 +79,22 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         exc.step = task.step_id
         return StepOutcome.failed(exc.to_dict(), audit)
     return StepOutcome("completed", result=value, outputs=outputs, audit=audit)
+
+
+def _proxy(hosts: list[str]) -> EgressProxy:
+    """The proxy for the sealed hosts; a declaration it could not honour
+    exactly is refused before anything runs."""
+    for entry in hosts:
+        try:
+            EgressProxy.check_declared(entry)
+        except EgressProxy.BadHost as exc:
+            raise LaunchError(
+                "egress.bad_host",
+                f"the sealed host {entry!r} cannot be honoured: {exc}",
+                hint="declare `host` (ports 80 and 443) or `host:port`, e.g. `api.example.com`,"
+                " `127.0.0.1:8080`, `[::1]:8443`",
+            ) from None
+    return EgressProxy(frozenset(hosts))
 
 
 async def _execute(
