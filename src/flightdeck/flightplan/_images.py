@@ -111,6 +111,14 @@ class OciResolver:
             return None
         return f"{parsed.registry}/{parsed.repository}@{digest}"
 
+    def fetch(self, ref: ImageRef, kind: str, reference: str, accept: str = "") -> httpx.Response:
+        """GET `/v2/<repository>/<kind>/<reference>` (kind: manifests or blobs)
+        with the same scheme choice and anonymous token auth as `resolve`;
+        launch pulls a pinned image through it. Raises httpx.HTTPError."""
+        scheme = "http" if self._plain_http(ref.registry) else "https"
+        url = f"{scheme}://{ref.registry}/v2/{ref.repository}/{kind}/{reference}"
+        return self._request("GET", url, {"Accept": accept} if accept else {})
+
     def close(self) -> None:
         self._client.close()
 

@@ -38,6 +38,7 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         "step": task.step_id,
         "sandbox": "bubblewrap" if bwrap else "none",
         "network": "hosts" if hosts else "none",
+        "environment": f"image {task.image}" if task.image else "host tools, versions checked",
         "allowedHosts": hosts,
         "allowedEndpoints": [],
         "contacted": [],
@@ -51,14 +52,18 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
                 hint="install bubblewrap (apt-get install -y bubblewrap), or pass --no-sandbox"
                 " to run tool steps unsandboxed (recorded in the audit)",
             )
+        rootfs = await _image_rootfs(task, record) if task.image and bwrap else None
         command = [str(part) for part in task.step.get("command", [])]
         if command and task.tool_versions:
-            record["toolVersion"] = await check_tool_version(command[0], task.tool_versions)
+            inside = (bwrap, rootfs) if bwrap and rootfs else None
+            record["toolVersion"] = await check_tool_version(
+                command[0], task.tool_versions, inside=inside
+            )
         proxy = _proxy(hosts)
         record["allowedEndpoints"] = sorted(str(e) for e in proxy.endpoints)
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
             try:
-                files, skipped = await _execute(task, Path(scratch), bwrap, proxy)
+                files, skipped = await _execute(task, Path(scratch), bwrap, proxy, rootfs)
             finally:
                 record["contacted"] = sorted(set(proxy.contacted))
                 record["denied"] = sorted(set(proxy.denied))
@@ -97,8 +102,22 @@ def _proxy(hosts: list[str]) -> EgressProxy:
     return EgressProxy(frozenset(hosts))
 
 
+async def _image_rootfs(task: StepTask, record: dict[str, Any]) -> Path:
+    """The pinned image's verified rootfs, pulled into the cache if missing
+    (a worker thread: pulling and hashing block)."""
+    from flightdeck.launch._image_cache import ImageCache
+
+    image = await asyncio.to_thread(ImageCache().ensure, str(task.image))
+    record["image"] = {"pinned": image.pinned, "tree": image.tree, "pulled": image.pulled}
+    return image.rootfs
+
+
 async def _execute(
-    task: StepTask, scratch: Path, bwrap: str | None, proxy: EgressProxy
+    task: StepTask,
+    scratch: Path,
+    bwrap: str | None,
+    proxy: EgressProxy,
+    rootfs: Path | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     mount_path = str(task.step.get("mount", {}).get("path") or DEFAULT_MOUNT)
     collect_path = str(task.step.get("collect", {}).get("path") or DEFAULT_COLLECT)
@@ -120,6 +139,7 @@ async def _execute(
             url = f"http://127.0.0.1:{EgressProxy.PORT}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
                 sandbox_env[name] = url
+            _relay_present(rootfs)
             command = ["python3", "-c", EgressProxy.FORWARDER, *command]
         argv = bwrap_argv(
             bwrap,
@@ -128,6 +148,7 @@ async def _execute(
             collect=(host_collect, collect_path),
             binds=extra,
             env=sandbox_env,
+            rootfs=rootfs,
         )
         env = {"PATH": SAFE_PATH}
     else:
@@ -146,6 +167,20 @@ async def _execute(
     finally:
         await proxy.close()
     return _collect(host_collect)
+
+
+def _relay_present(rootfs: Path | None) -> None:
+    # The relay inside the sandbox is a python3 script; an image must bring it.
+    if rootfs is None:
+        return
+    if not any(
+        os.path.lexists(rootfs / d / "python3") for d in ("usr/local/bin", "usr/bin", "bin")
+    ):
+        raise LaunchError(
+            "tool.no_relay",
+            "this step's sealed hosts need python3 inside the image for the egress relay",
+            hint="add python3 to the image, or run the step without network",
+        )
 
 
 async def _run(argv: list[str], env: dict[str, str], *, cwd: Path, timeout: float) -> None:

@@ -1,0 +1,145 @@
+"""Issue 16, done-when: a tool step runs inside the image the lock pins.
+
+The test builds a busybox image, pushes it to a real registry on loopback,
+freezes a plan pinning it and launches it: the step reads the marker only
+the image has and cannot see a host path; the image is then served from the
+cache with no registry; a changed byte in a cached layer or in the
+registry's blob is refused with its own code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from flightdeck.flightplan import OciResolver, freeze_plan, generate_keys
+from flightdeck.launch import bwrap_path
+from flightdeck.launch._image_cache import ImageCache
+from tests.flightplan import _registry
+
+from . import _image
+from .conftest import Harness, write_plan
+
+pytestmark = [
+    pytest.mark.skipif(bwrap_path() is None, reason="needs bubblewrap: apt-get install bubblewrap"),
+    pytest.mark.skipif(not _registry.available(), reason=_registry.INSTALL_HINT),
+    pytest.mark.skipif(not _image.busybox_available(), reason=_image.INSTALL_HINT),
+]
+
+SCRIPT = """
+cat /etc/flightdeck-marker
+for p in /usr/bin/python3 {host_only} /etc/removed-by-layer-2 /dev-null-copy /etc/second; do
+  if test -e "$p"; then echo "$p seen"; else echo "$p absent"; fi
+done
+if echo x > /etc/written 2>/dev/null; then echo "/ writable"; else echo "/ read-only"; fi
+echo scratch > /tmp/t && cat /tmp/t
+"""
+
+
+def _freeze(tmp_path: Path, address: str, host_only: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    plan = write_plan(
+        source,
+        name="image-plan",
+        environment={"image": f"{address}/flightdeck/busybox:1"},
+        outputs=[
+            {
+                "name": "report.txt",
+                "mimeType": "text/plain",
+                "encoding": "utf-8",
+                "publish": {"target": "file", "path": "report.txt"},
+            }
+        ],
+        steps=[
+            {
+                "id": "inside",
+                "kind": "tool",
+                "command": [
+                    "/bin/sh",
+                    "-c",
+                    "exec > /flightdeck/out/report.txt" + SCRIPT.format(host_only=host_only),
+                ],
+                "collect": {"path": "/flightdeck/out"},
+                "outputs": ["files"],
+                "materializesOutput": "report.txt",
+            }
+        ],
+    )
+    keys = generate_keys(tmp_path / "keys")
+    resolver = OciResolver()
+    try:
+        outcome = freeze_plan(
+            plan, signing_key=keys.private_path, version="1.0.0", resolver=resolver
+        )
+    finally:
+        resolver.close()
+    assert outcome.frozen.lock["resolvedImages"][0]["digest"].startswith(address)
+
+
+def _cache_blob(home: Path, layer: bytes) -> Path:
+    found = list((home / "data" / "images").rglob(hashlib.sha256(layer).hexdigest()))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _flip(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.chmod(0o644)
+    path.write_bytes(bytes(data))
+
+
+def test_tool_step_runs_inside_the_pinned_image(
+    harness: Harness, tmp_path: Path, fd_home: Path
+) -> None:
+    host_only = tmp_path / "host-only.txt"
+    host_only.write_text("the host's\n")
+    layers = _image.busybox_layers()
+    registry_dir = tmp_path / "registry"
+    registry_dir.mkdir()
+    with _registry.running_registry(registry_dir) as address:
+        digest = _image.push(address, "flightdeck/busybox", "1", layers)
+        _freeze(tmp_path, address, host_only)
+        # One changed byte in the registry's copy of a layer: refused at pull.
+        hexdigest = hashlib.sha256(layers[0][0]).hexdigest()
+        blobs = registry_dir / "storage" / "docker" / "registry" / "v2" / "blobs" / "sha256"
+        stored = blobs / hexdigest[:2] / hexdigest
+        _flip(stored / "data", 1000)
+        tampered = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+        assert tampered.status == "failed" and tampered.error is not None
+        assert tampered.error.code == "image.blob_mismatch", tampered.error
+        assert ImageCache().entries() == []
+        _flip(stored / "data", 1000)
+        first = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert first.status == "completed", first.error
+    report = (tmp_path / "out" / "report.txt").read_text()
+    assert report.splitlines() == [
+        _image.MARKER.strip(),
+        "/usr/bin/python3 absent",
+        f"{host_only} absent",
+        "/etc/removed-by-layer-2 absent",
+        "/dev-null-copy absent",
+        "/etc/second seen",
+        "/ read-only",
+        "scratch",
+    ]
+    record = harness.records("launch.tool_network")[1]
+    assert record["environment"] == f"image {address}/flightdeck/busybox@{digest}"
+    assert record["image"]["pulled"] is True
+    assert [e["digest"] for e in ImageCache().entries()] == [digest]
+
+    # The registry is gone: the cached, re-verified image still runs.
+    (tmp_path / "out" / "report.txt").unlink()
+    again = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert again.status == "completed", again.error
+    assert harness.records("launch.tool_network")[2]["image"]["pulled"] is False
+
+    # One changed byte in a cached layer: refused, nothing runs.
+    _flip(_cache_blob(fd_home, layers[0][0]), 1000)
+    corrupt = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert corrupt.status == "failed" and corrupt.error is not None
+    assert corrupt.error.code == "image.cache_corrupt", corrupt.error
+    assert ImageCache().prune() == [digest]
