@@ -15,6 +15,7 @@ unpacked tree in the data directory, which is trusted as the keyring is.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -134,7 +135,11 @@ class ImageCache:
                 data = json.loads(ready.read_text("utf-8"))
             except (OSError, ValueError):
                 data = {}
-            size = sum(p.stat().st_size for p in ready.parent.rglob("*") if p.is_file())
+            size = sum(  # lstat: the rootfs's links point into the image, not here
+                os.lstat(os.path.join(folder, name)).st_size
+                for folder, _, names in os.walk(ready.parent)
+                for name in names
+            )
             out.append(
                 {
                     "digest": "sha256:" + ready.parent.name,

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import os
+import posixpath
 import shutil
 import stat
 import tarfile
@@ -42,7 +43,7 @@ def unpack(layers: list[tuple[bytes, str]], rootfs: Path) -> list[str]:
                         dropped.append(member.name)
                         continue
                     _clear_path(rootfs, member)
-                    tar.extract(member, rootfs, filter="data")
+                    tar.extract(member, rootfs, filter=_data_filter)
         except (tarfile.TarError, OSError, EOFError) as exc:
             raise LaunchError(
                 "image.unsafe_layer",
@@ -50,6 +51,20 @@ def unpack(layers: list[tuple[bytes, str]], rootfs: Path) -> list[str]:
                 hint="the image's layers name paths or links outside its root filesystem",
             ) from None
     return dropped
+
+
+def _data_filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """tarfile's `data` filter, except that an absolute symlink is judged as
+    the sandbox will resolve it, from the image's root: images are full of
+    them (`/etc/alternatives/...`). The link is still created pointing at the
+    absolute target; nothing on the host side follows it, since every later
+    member and whiteout is checked by resolving its parent inside the rootfs."""
+    if member.issym() and member.linkname.startswith("/"):
+        folder = posixpath.dirname("/" + member.name.lstrip("/"))
+        relative = posixpath.relpath(posixpath.normpath(member.linkname), folder)
+        checked = tarfile.data_filter(member.replace(linkname=relative), dest)
+        return checked.replace(linkname=member.linkname) if checked is not None else None
+    return tarfile.data_filter(member, dest)
 
 
 def _whiteouts(members: list[tarfile.TarInfo], rootfs: Path) -> list[tarfile.TarInfo]:
