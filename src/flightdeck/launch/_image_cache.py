@@ -22,19 +22,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flightdeck.flightplan import OciResolver, parse_image_ref
 from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._oci_pull import (
-    LAYER_TYPES,
-    Blob,
-    check_blob,
-    manifest_blobs,
-    platform_manifest,
-    pull,
-)
 from flightdeck.launch._oci_unpack import tree_digest, unpack
+
+if TYPE_CHECKING:
+    from flightdeck.flightplan import OciResolver
+
+# Listing and pruning never import the registry client (httpx): the pull
+# and verification helpers are imported where they are first used.
+_DIGEST_HEX = frozenset("0123456789abcdef")
 
 
 @dataclass(frozen=True)
@@ -59,14 +57,18 @@ class ImageCache:
         self.root = root
 
     def folder(self, pinned: str) -> Path:
-        digest = parse_image_ref(pinned).digest
-        if digest is None:
-            raise LaunchError("image.not_pinned", f"{pinned} is not pinned by digest")
-        return self.root / "sha256" / digest.removeprefix("sha256:")
+        _, at, digest = pinned.rpartition("@")
+        hexpart = digest.removeprefix("sha256:")
+        if not at or len(hexpart) != 64 or not set(hexpart) <= _DIGEST_HEX:
+            raise LaunchError("image.not_pinned", f"{pinned} is not pinned by a sha256 digest")
+        return self.root / "sha256" / hexpart
 
-    def ensure(self, pinned: str, resolver: Callable[[], OciResolver] = OciResolver) -> CachedImage:
+    def ensure(self, pinned: str, resolver: Callable[[], OciResolver] | None = None) -> CachedImage:
         """The verified cached image, pulled and unpacked first if missing."""
         from filelock import FileLock
+
+        from flightdeck.flightplan import OciResolver
+        from flightdeck.launch._oci_pull import LAYER_TYPES, manifest_blobs, pull
 
         folder = self.folder(pinned)
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +77,7 @@ class ImageCache:
                 return self.verify(pinned)
             building = Path(tempfile.mkdtemp(prefix=".pull-", dir=folder.parent))
             try:
-                client = resolver()
+                client = (resolver or OciResolver)()
                 try:
                     manifest = pull(pinned, building, client)
                 finally:
@@ -99,8 +101,10 @@ class ImageCache:
         return CachedImage(pinned, folder, str(ready["tree"]), tuple(dropped), pulled=True)
 
     def verify(self, pinned: str) -> CachedImage:
+        from flightdeck.launch._oci_pull import Blob, check_blob, manifest_blobs, platform_manifest
+
         folder = self.folder(pinned)
-        digest = str(parse_image_ref(pinned).digest)
+        digest = "sha256:" + folder.name
         try:
             ready = json.loads((folder / "ready.json").read_text("utf-8"))
             top = (folder / "pinned.json").read_bytes()
@@ -124,7 +128,7 @@ class ImageCache:
             raise LaunchError(
                 "image.cache_corrupt",
                 f"the cached image {pinned} no longer matches its digests: {detail}",
-                hint="remove it with `flightdeck images prune --all` and launch again to re-pull",
+                hint="remove it with `flightdeck images prune` and launch again to re-pull",
             ) from None
         return CachedImage(pinned, folder, tree, tuple(ready.get("dropped") or ()))
 
