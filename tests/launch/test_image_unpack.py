@@ -152,3 +152,11 @@ def test_a_cached_rootfs_changed_on_disk_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LaunchError) as caught:
         cache.ensure(pinned, lambda: resolver)
     assert caught.value.code == "image.cache_corrupt"
+
+
+def test_an_unwritable_cache_is_an_error_value(tmp_path: Path) -> None:
+    pinned, resolver = _serve([(layer([("f", "file", "content")]), False)])
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(LaunchError) as caught:
+        ImageCache(tmp_path / "file" / "images").ensure(pinned, lambda: resolver)
+    assert caught.value.code == "image.cache_unwritable"

@@ -65,19 +65,32 @@ class ImageCache:
 
     def ensure(self, pinned: str, resolver: Callable[[], OciResolver] | None = None) -> CachedImage:
         """The verified cached image, pulled and unpacked first if missing."""
-        from filelock import FileLock
-
         from flightdeck.flightplan import OciResolver
-        from flightdeck.launch._oci_pull import LAYER_TYPES, manifest_blobs, pull
 
         folder = self.folder(pinned)
+        try:
+            return self._ensure(pinned, folder, resolver or OciResolver)
+        except OSError as exc:
+            raise LaunchError(
+                "image.cache_unwritable",
+                f"cannot use the image cache {self.root}: {exc.strerror or exc}",
+                hint="the data directory (FLIGHTDECK_HOME) must be a writable folder",
+            ) from None
+
+    def _ensure(
+        self, pinned: str, folder: Path, resolver: Callable[[], OciResolver]
+    ) -> CachedImage:
+        from filelock import FileLock
+
+        from flightdeck.launch._oci_pull import LAYER_TYPES, manifest_blobs, pull
+
         folder.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(folder) + ".lock"):
             if (folder / "ready.json").is_file():
                 return self.verify(pinned)
             building = Path(tempfile.mkdtemp(prefix=".pull-", dir=folder.parent))
             try:
-                client = (resolver or OciResolver)()
+                client = resolver()
                 try:
                     manifest = pull(pinned, building, client)
                 finally:

@@ -38,7 +38,7 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         "step": task.step_id,
         "sandbox": "bubblewrap" if bwrap else "none",
         "network": "hosts" if hosts else "none",
-        "environment": f"image {task.image}" if task.image else "host tools, versions checked",
+        "environment": _environment(task.image, bwrap),
         "allowedHosts": hosts,
         "allowedEndpoints": [],
         "contacted": [],
@@ -84,6 +84,15 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         exc.step = task.step_id
         return StepOutcome.failed(exc.to_dict(), audit)
     return StepOutcome("completed", result=value, outputs=outputs, audit=audit)
+
+
+def _environment(image: str | None, bwrap: str | None) -> str:
+    """What the step ran in, as the audit says it."""
+    if image and bwrap:
+        return f"image {image}"
+    if image:
+        return "host, unsandboxed (--no-sandbox): the pinned image is not used"
+    return "host tools, versions checked"
 
 
 def _proxy(hosts: list[str]) -> EgressProxy:
