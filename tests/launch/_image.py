@@ -54,7 +54,7 @@ def layer(entries: list[tuple[str, str, bytes | str]], *, gz: bool = False) -> b
 def busybox_layers() -> list[tuple[bytes, bool]]:
     """Layer 1: busybox, its applet links, a marker and a file layer 2 deletes
     (a whiteout) ; layer 2 (gzip): a second file, a device node (dropped)."""
-    applets = ["sh", "cat", "ls", "test", "echo", "stat", "wc"]
+    applets = ["sh", "cat", "ls", "test", "echo", "stat", "wc", "wget"]
     first = layer(
         [
             ("bin", "dir", b""),

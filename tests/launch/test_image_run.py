@@ -10,7 +10,10 @@ registry's blob is refused with its own code.
 from __future__ import annotations
 
 import hashlib
+import http.server
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +31,13 @@ pytestmark = [
     pytest.mark.skipif(not _image.busybox_available(), reason=_image.INSTALL_HINT),
 ]
 
+_CONTRACT: dict[str, Any] = {
+    "credential": {"kind": "none"},
+    "effect": "read",
+    "idempotency": {"safeToRetry": True},
+    "audit": {"fields": ["network-target"]},
+}
+
 SCRIPT = """
 cat /etc/flightdeck-marker
 for p in /usr/bin/python3 {host_only} /etc/removed-by-layer-2 /dev-null-copy /etc/second; do
@@ -38,9 +48,10 @@ echo scratch > /tmp/t && cat /tmp/t
 """
 
 
-def _freeze(tmp_path: Path, address: str, host_only: Path) -> None:
+def _freeze(tmp_path: Path, address: str, script: str, hosts: list[str] | None = None) -> None:
     source = tmp_path / "src"
     source.mkdir()
+    reach = {"trustContract": {**_CONTRACT, "hosts": hosts}} if hosts else {}
     plan = write_plan(
         source,
         name="image-plan",
@@ -60,11 +71,12 @@ def _freeze(tmp_path: Path, address: str, host_only: Path) -> None:
                 "command": [
                     "/bin/sh",
                     "-c",
-                    "exec > /flightdeck/out/report.txt" + SCRIPT.format(host_only=host_only),
+                    "exec > /flightdeck/out/report.txt\n" + script,
                 ],
                 "collect": {"path": "/flightdeck/out"},
                 "outputs": ["files"],
                 "materializesOutput": "report.txt",
+                **reach,
             }
         ],
     )
@@ -102,7 +114,7 @@ def test_tool_step_runs_inside_the_pinned_image(
     registry_dir.mkdir()
     with _registry.running_registry(registry_dir) as address:
         digest = _image.push(address, "flightdeck/busybox", "1", layers)
-        _freeze(tmp_path, address, host_only)
+        _freeze(tmp_path, address, SCRIPT.format(host_only=host_only))
         # One changed byte in the registry's copy of a layer: refused at pull.
         hexdigest = hashlib.sha256(layers[0][0]).hexdigest()
         blobs = registry_dir / "storage" / "docker" / "registry" / "v2" / "blobs" / "sha256"
@@ -143,3 +155,51 @@ def test_tool_step_runs_inside_the_pinned_image(
     assert corrupt.status == "failed" and corrupt.error is not None
     assert corrupt.error.code == "image.cache_corrupt", corrupt.error
     assert ImageCache().prune() == [digest]
+
+
+# (No `wget -T`: busybox-static 1.35 crashes on it.)
+NET = """
+wget -q -O - http://127.0.0.1:{declared}/ || echo "declared failed"
+wget -q -O - http://127.0.0.1:{other}/ 2>/dev/null || echo "other refused"
+wget -q -Y off -O - http://127.0.0.1:{other}/ 2>/dev/null || echo "direct refused"
+"""
+
+
+def test_an_image_without_python_reaches_only_its_sealed_hosts(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """The relay runs from the host in the sandbox's network namespace: the
+    busybox image has no python3, and egress still holds."""
+    hits: list[int] = []
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.server.server_address[1])
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"hello from the declared host")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    declared, other = (s.server_address[1] for s in servers)
+    registry_dir = tmp_path / "registry"
+    registry_dir.mkdir()
+    try:
+        with _registry.running_registry(registry_dir) as address:
+            _image.push(address, "flightdeck/busybox", "1", _image.busybox_layers())
+            script = NET.format(declared=declared, other=other)
+            _freeze(tmp_path, address, script, hosts=[f"127.0.0.1:{declared}"])
+            result = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    finally:
+        for server in servers:
+            server.shutdown()
+    assert hits == [declared]
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "egress_denied"  # the attempt on the other port
+    record = harness.records("launch.tool_network")[0]
+    assert record["contacted"] == [f"127.0.0.1:{declared}"]
+    assert record["denied"] == [f"127.0.0.1:{other}"]

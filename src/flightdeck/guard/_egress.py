@@ -65,6 +65,25 @@ os.execvp(sys.argv[1], sys.argv[1:])
 """.replace("__PORT__", str(PROXY_PORT)).replace("__SOCKET_PATH__", repr(SOCKET_IN_SANDBOX))
 
 
+# Run on the host as `python -c RELAY <proxy socket path>` after joining only
+# the sandbox's network namespace (`nsenter -n`), so a sandbox whose root is
+# an image without python3 still gets its relay: it listens on the sandbox's
+# 127.0.0.1:3128, prints "ready", and relays each connection to the socket.
+RELAY = (
+    FORWARDER.split("server = socket.socket()", 1)[0]
+    + r"""
+server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", __PORT__)); server.listen(64)
+print("ready", flush=True)
+while True:
+    client, _ = server.accept()
+    upstream = socket.socket(socket.AF_UNIX); upstream.connect(sys.argv[1])
+    threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+    threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+""".replace("__PORT__", str(PROXY_PORT))
+)
+
+
 @dataclass(frozen=True)
 class Decision:
     """One request the proxy answered: what was asked, and what it decided."""
@@ -95,6 +114,7 @@ class EgressProxy:
     # What a sandbox needs to reach the proxy: the relay to run inside, the
     # port it listens on there, and where the proxy's socket is bound.
     FORWARDER: ClassVar[str] = FORWARDER
+    RELAY: ClassVar[str] = RELAY
     PORT: ClassVar[int] = PROXY_PORT
     SOCKET_IN_SANDBOX: ClassVar[str] = SOCKET_IN_SANDBOX
     DEFAULT_PORTS: ClassVar[tuple[int, ...]] = DEFAULT_PORTS

@@ -22,6 +22,7 @@ from typing import Any
 
 from flightdeck.guard import EgressProxy
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._relay import Relay
 from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
@@ -137,6 +138,7 @@ async def _execute(
         json.dumps(task.values, sort_keys=True, ensure_ascii=False), "utf-8"
     )
     command = [str(part) for part in task.step.get("command", [])]
+    relay: Relay | None = None
     if bwrap is not None:
         sandbox_env = {"FLIGHTDECK_MOUNT": mount_path, "FLIGHTDECK_COLLECT": collect_path}
         extra: list[tuple[Path, str]] = []
@@ -144,12 +146,14 @@ async def _execute(
             # Network only through the proxy: the sandbox keeps an empty netns.
             socket_path = scratch / "egress.sock"
             await proxy.start(socket_path)
-            extra.append((socket_path, EgressProxy.SOCKET_IN_SANDBOX))
             url = f"http://127.0.0.1:{EgressProxy.PORT}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
                 sandbox_env[name] = url
-            _relay_present(rootfs)
-            command = ["python3", "-c", EgressProxy.FORWARDER, *command]
+            if rootfs is not None:  # an image need not have python3: relay from the host
+                relay = Relay(socket_path)
+            else:
+                extra.append((socket_path, EgressProxy.SOCKET_IN_SANDBOX))
+                command = ["python3", "-c", EgressProxy.FORWARDER, *command]
         argv = bwrap_argv(
             bwrap,
             command,
@@ -172,44 +176,47 @@ async def _execute(
             "FLIGHTDECK_COLLECT": str(host_collect),
         }
     try:
-        await _run(argv, env, cwd=host_collect, timeout=task.settings.tool_timeout)
+        await _run(argv, env, cwd=host_collect, timeout=task.settings.tool_timeout, relay=relay)
     finally:
         await proxy.close()
     return _collect(host_collect)
 
 
-def _relay_present(rootfs: Path | None) -> None:
-    # The relay inside the sandbox is a python3 script; an image must bring it.
-    if rootfs is None:
-        return
-    if not any(
-        os.path.lexists(rootfs / d / "python3") for d in ("usr/local/bin", "usr/bin", "bin")
-    ):
-        raise LaunchError(
-            "tool.no_relay",
-            "this step's sealed hosts need python3 inside the image for the egress relay",
-            hint="add python3 to the image, or run the step without network",
-        )
-
-
-async def _run(argv: list[str], env: dict[str, str], *, cwd: Path, timeout: float) -> None:
+async def _run(
+    argv: list[str],
+    env: dict[str, str],
+    *,
+    cwd: Path,
+    timeout: float,
+    relay: Relay | None = None,
+) -> None:
     try:
         process = await asyncio.create_subprocess_exec(
-            *argv,
+            *(relay.wrap(argv) if relay else argv),
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            pass_fds=relay.pass_fds if relay else (),
         )
     except OSError as exc:
+        if relay is not None:
+            await relay.stop()
         raise LaunchError("tool.not_found", f"cannot run {argv[0]}: {exc.strerror}") from None
     try:
+        if relay is not None:
+            await relay.started()
         _, stderr = await asyncio.wait_for(process.communicate(), timeout)
-    except TimeoutError:
+    except (TimeoutError, LaunchError) as exc:
         process.kill()
         await process.wait()
+        if isinstance(exc, LaunchError):
+            raise
         raise LaunchError("tool.timeout", f"the tool ran longer than {timeout:g}s") from None
+    finally:
+        if relay is not None:
+            await relay.stop()
     if process.returncode != 0:
         tail = stderr.decode("utf-8", "replace").strip()[-600:]
         raise LaunchError("tool.exit", f"the tool exited with status {process.returncode}: {tail}")
