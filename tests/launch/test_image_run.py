@@ -48,14 +48,24 @@ echo scratch > /tmp/t && cat /tmp/t
 """
 
 
-def _freeze(tmp_path: Path, address: str, script: str, hosts: list[str] | None = None) -> None:
+def _freeze(
+    tmp_path: Path,
+    address: str,
+    script: str,
+    hosts: list[str] | None = None,
+    tools: list[str] | None = None,
+    command: list[str] | None = None,
+) -> None:
     source = tmp_path / "src"
     source.mkdir()
     reach = {"trustContract": {**_CONTRACT, "hosts": hosts}} if hosts else {}
     plan = write_plan(
         source,
         name="image-plan",
-        environment={"image": f"{address}/flightdeck/busybox:1"},
+        environment={
+            "image": f"{address}/flightdeck/busybox:1",
+            **({"tools": tools} if tools else {}),
+        },
         outputs=[
             {
                 "name": "report.txt",
@@ -68,11 +78,8 @@ def _freeze(tmp_path: Path, address: str, script: str, hosts: list[str] | None =
             {
                 "id": "inside",
                 "kind": "tool",
-                "command": [
-                    "/bin/sh",
-                    "-c",
-                    "exec > /flightdeck/out/report.txt\n" + script,
-                ],
+                "command": command
+                or ["/bin/sh", "-c", "exec > /flightdeck/out/report.txt\n" + script],
                 "collect": {"path": "/flightdeck/out"},
                 "outputs": ["files"],
                 "materializesOutput": "report.txt",
@@ -203,3 +210,36 @@ def test_an_image_without_python_reaches_only_its_sealed_hosts(
     record = harness.records("launch.tool_network")[0]
     assert record["contacted"] == [f"127.0.0.1:{declared}"]
     assert record["denied"] == [f"127.0.0.1:{other}"]
+
+
+FAKE_JQ = """#!/bin/sh
+echo jq-{version}
+echo "jq $* ran in the image" > /flightdeck/out/report.txt 2>/dev/null || true
+"""
+
+
+@pytest.mark.parametrize(("inside", "status"), [("1.7.1", "completed"), ("1.6", "failed")])
+def test_tool_versions_are_checked_inside_the_image(
+    harness: Harness, tmp_path: Path, inside: str, status: str
+) -> None:
+    jq = _image.layer(
+        [
+            ("usr/", "dir", b""),
+            ("usr/bin/", "dir", b""),
+            ("usr/bin/jq", "exec", FAKE_JQ.format(version=inside)),
+        ]
+    )
+    registry_dir = tmp_path / "registry"
+    registry_dir.mkdir()
+    with _registry.running_registry(registry_dir) as address:
+        _image.push(address, "flightdeck/busybox", "1", [*_image.busybox_layers(), (jq, False)])
+        _freeze(tmp_path, address, "", tools=["jq@1.7.1"], command=["jq", "."])
+        result = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert result.status == status, result.error
+    if status == "completed":
+        assert (tmp_path / "out" / "report.txt").read_text() == "jq . ran in the image\n"
+        record = harness.records("launch.tool_network")[0]
+        assert record["toolVersion"] == {"tool": "jq", "version": "1.7.1"}
+    else:
+        assert result.error is not None and result.error.code == "tool.version_mismatch"
+        assert "1.6" in result.error.message
