@@ -4,13 +4,17 @@ and opaque directories, and nothing in a layer reaches outside the rootfs."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flightdeck.flightplan import OciResolver
 from flightdeck.launch import LaunchError
@@ -160,3 +164,29 @@ def test_an_unwritable_cache_is_an_error_value(tmp_path: Path) -> None:
     with pytest.raises(LaunchError) as caught:
         ImageCache(tmp_path / "file" / "images").ensure(pinned, lambda: resolver)
     assert caught.value.code == "image.cache_unwritable"
+
+
+_PARTS = st.sampled_from(["a", "b", "..", ".", "", ".wh.a", ".wh..wh..opq", "c"])
+_NAMES = st.lists(_PARTS, min_size=1, max_size=4).map("/".join)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_random_layers_never_write_outside_the_rootfs(tmp_path_factory: Any, data: Any) -> None:
+    tmp = tmp_path_factory.mktemp("fuzz")
+    outside = tmp / "outside"
+    outside.mkdir()
+    targets = st.sampled_from(["a", "../..", "../../outside", str(outside), "/", "b/../.."])
+    entry = st.one_of(
+        st.tuples(_NAMES, st.just("file"), st.just("x")),
+        st.tuples(_NAMES, st.just("dir"), st.just(b"")),
+        st.tuples(_NAMES, st.just("link"), targets),
+    )
+    layers = data.draw(st.lists(st.lists(entry, min_size=1, max_size=5), min_size=1, max_size=3))
+    pinned, resolver = _serve([(layer(items), False) for items in layers])
+    with contextlib.suppress(LaunchError):
+        ImageCache(tmp / "cache").ensure(pinned, lambda: resolver)
+    assert sorted(p.name for p in tmp.iterdir()) == ["cache", "outside"]
+    assert list(outside.iterdir()) == []
