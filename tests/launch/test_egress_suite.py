@@ -280,3 +280,18 @@ def test_declared_host_port_and_bare_host_both_work(
     assert record["contacted"] == sorted({declared, f"{bare_host}:80"})
     assert [d["decision"] for d in record["decisions"]] == ["allowed"] * 3
     assert record["decisions"][1]["reason"] == f"declared {bare_host}:80"
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:0", "127.1", "127.0.0.1:99999", "0x7f.0.0.1"])
+def test_a_sealed_host_the_proxy_cannot_honour_fails_before_the_tool_runs(
+    harness: Harness, tmp_path: Path, host: str
+) -> None:
+    from flightdeck.launch import StepSettings
+
+    plan = _plan(tmp_path, "open('/flightdeck/out/report.txt', 'w').write('ran')", [host], {})
+    result = harness.run(
+        plan, inputs={"ports": "{}"}, settings=StepSettings(no_sandbox=True, retry_base_delay=0)
+    )
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "egress.bad_host" and repr(host) in result.error.message
+    assert not (tmp_path / "out" / "report.txt").exists()

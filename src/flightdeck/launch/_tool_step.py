@@ -53,6 +53,8 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
                 hint="install bubblewrap (apt-get install -y bubblewrap), or pass --no-sandbox"
                 " to run tool steps unsandboxed (recorded in the audit)",
             )
+        proxy = _proxy(hosts)
+        record["allowedEndpoints"] = sorted(str(e) for e in proxy.endpoints)
         rootfs = await _image_rootfs(task, record) if task.image and bwrap else None
         command = [str(part) for part in task.step.get("command", [])]
         if command and task.tool_versions:
@@ -60,8 +62,6 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
             record["toolVersion"] = await check_tool_version(
                 command[0], task.tool_versions, inside=inside
             )
-        proxy = _proxy(hosts)
-        record["allowedEndpoints"] = sorted(str(e) for e in proxy.endpoints)
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
             try:
                 files, skipped = await _execute(task, Path(scratch), bwrap, proxy, rootfs)
