@@ -190,3 +190,8 @@ def test_random_layers_never_write_outside_the_rootfs(tmp_path_factory: Any, dat
         ImageCache(tmp / "cache").ensure(pinned, lambda: resolver)
     assert sorted(p.name for p in tmp.iterdir()) == ["cache", "outside"]
     assert list(outside.iterdir()) == []
+
+
+def test_a_layer_that_is_not_a_tarball_is_refused(tmp_path: Path) -> None:
+    assert _refused(tmp_path, [(b"not gzip at all", True)]) == "image.unsafe_layer"
+    assert _refused(tmp_path, [(b"\x1f\x8b\x08\x00" + b"\x00" * 40, True)]) == "image.unsafe_layer"

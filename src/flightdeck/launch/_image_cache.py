@@ -96,10 +96,7 @@ class ImageCache:
                 finally:
                     client.close()
                 _, layers = manifest_blobs(manifest, pinned)
-                blobs = [
-                    ((building / "blobs" / b.hex).read_bytes(), LAYER_TYPES[b.media_type])
-                    for b in layers
-                ]
+                blobs = [(building / "blobs" / b.hex, LAYER_TYPES[b.media_type]) for b in layers]
                 dropped = unpack(blobs, building / "rootfs")
                 ready = {
                     "pinned": pinned,
@@ -120,17 +117,17 @@ class ImageCache:
         digest = "sha256:" + folder.name
         try:
             ready = json.loads((folder / "ready.json").read_text("utf-8"))
+            check_blob(folder / "pinned.json", Blob(digest, -1, ""), pinned)
             top = (folder / "pinned.json").read_bytes()
-            check_blob(top, Blob(digest, len(top), ""), pinned)
             manifest = (folder / "manifest.json").read_bytes()
             chosen = platform_manifest(top, pinned)
             if chosen is not None:
-                check_blob(manifest, chosen, pinned)
+                check_blob(folder / "manifest.json", chosen, pinned)
             elif manifest != top:
                 raise LaunchError("image.blob_mismatch", f"{pinned}: manifest.json differs")
             config, layers = manifest_blobs(manifest, pinned)
             for blob in (config, *layers):
-                check_blob((folder / "blobs" / blob.hex).read_bytes(), blob, pinned)
+                check_blob(folder / "blobs" / blob.hex, blob, pinned)
             tree = tree_digest(folder / "rootfs")
             if tree != ready["tree"]:
                 raise LaunchError(

@@ -36,6 +36,9 @@ LAYER_TYPES = {
     "application/vnd.docker.image.rootfs.diff.tar.gzip": "gz",
     "application/vnd.docker.image.rootfs.diff.tar": "",
 }
+# What registries accept as a manifest (the distribution spec's 4 MiB); the
+# pinned manifest's own size is not known before it is fetched.
+MANIFEST_LIMIT = 4 << 20
 _ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 
@@ -50,15 +53,21 @@ class Blob:
         return self.digest.removeprefix("sha256:")
 
 
-def check_blob(data: bytes, blob: Blob, where: str) -> None:
-    """Refuse bytes that are not exactly the named blob (size first: cheap)."""
-    if len(data) != blob.size:
+def check_blob(path: Path, blob: Blob, where: str) -> None:
+    """Refuse a file that is not exactly the named blob (size first: cheap);
+    `blob.size` -1 checks the digest only (the pinned manifest)."""
+    size = path.stat().st_size
+    if blob.size >= 0 and size != blob.size:
         raise LaunchError(
             "image.blob_mismatch",
-            f"{where}: {blob.digest} should be {blob.size} bytes, got {len(data)}",
+            f"{where}: {blob.digest} should be {blob.size} bytes, got {size}",
             hint="the registry or the cache serves other bytes than the plan pinned",
         )
-    actual = "sha256:" + hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    actual = "sha256:" + digest.hexdigest()
     if actual != blob.digest:
         raise LaunchError(
             "image.blob_mismatch",
@@ -96,45 +105,48 @@ def _blob(item: Any) -> Blob:
 
 def pull(pinned: str, into: Path, resolver: OciResolver) -> bytes:
     """Fetch the pinned image's manifest, config and layers into `into`
-    (`manifest.json`, `blobs/<hex>`), every one verified; the manifest bytes."""
+    (`pinned.json`, `manifest.json`, `blobs/<hex>`), streamed to disk and
+    every one verified; the manifest bytes."""
     ref = parse_image_ref(pinned)
     if ref.digest is None:
         raise LaunchError("image.not_pinned", f"{pinned} is not pinned by digest")
-    top = _get(resolver, ref, "manifests", Blob(ref.digest, -1, ""), pinned)
-    chosen = platform_manifest(top, pinned)
-    manifest = top if chosen is None else _get(resolver, ref, "manifests", chosen, pinned)
-    config, layers = manifest_blobs(manifest, pinned)
     (into / "blobs").mkdir(parents=True, exist_ok=True)
+    top_path, manifest_path = into / "pinned.json", into / "manifest.json"
+    _get(resolver, ref, "manifests", Blob(ref.digest, -1, ""), pinned, top_path)
+    top = top_path.read_bytes()
+    chosen = platform_manifest(top, pinned)
+    if chosen is None:
+        manifest_path.write_bytes(top)
+    else:
+        _get(resolver, ref, "manifests", chosen, pinned, manifest_path)
+    manifest = manifest_path.read_bytes()
+    config, layers = manifest_blobs(manifest, pinned)
     for blob in (config, *layers):
-        data = _get(resolver, ref, "blobs", blob, pinned)
-        (into / "blobs" / blob.hex).write_bytes(data)
-    (into / "pinned.json").write_bytes(top)
-    (into / "manifest.json").write_bytes(manifest)
+        _get(resolver, ref, "blobs", blob, pinned, into / "blobs" / blob.hex)
     return manifest
 
 
-def _get(resolver: OciResolver, ref: Any, kind: str, blob: Blob, where: str) -> bytes:
+def _get(resolver: OciResolver, ref: Any, kind: str, blob: Blob, where: str, dest: Path) -> None:
     import httpx
 
     accept = ", ".join((*_INDEX_TYPES, *_MANIFEST_TYPES)) if kind == "manifests" else ""
+    limit = blob.size if blob.size >= 0 else MANIFEST_LIMIT
     try:
-        response = resolver.fetch(ref, kind, blob.digest, accept)
+        status = resolver.fetch_to(ref, kind, blob.digest, dest, limit=limit, accept=accept)
     except httpx.HTTPError as exc:
         raise LaunchError(
             "image.registry_unreachable",
             f"cannot reach {ref.registry} for {where}: {exc}",
             hint="a cached image runs without a registry; this one is not cached yet",
         ) from None
-    if response.status_code != 200:
+    if status != 200:
         raise LaunchError(
             "image.not_found",
-            f"{ref.registry} answered {response.status_code} for {kind} {blob.digest} of {where}",
+            f"{ref.registry} answered {status} for {kind} {blob.digest} of {where}",
         )
-    data = response.content
-    if blob.size < 0:  # the pinned manifest: its size is whatever hashes to the pin
-        blob = Blob(blob.digest, len(data), blob.media_type)
-    check_blob(data, blob, f"{where} ({kind[:-1]})")
-    return data
+    if blob.size < 0 and dest.stat().st_size > MANIFEST_LIMIT:
+        raise LaunchError("image.bad_manifest", f"{where}: the manifest is over 4 MiB")
+    check_blob(dest, blob, f"{where} ({kind[:-1]})")
 
 
 def _media_type(manifest: bytes) -> str:

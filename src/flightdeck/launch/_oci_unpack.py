@@ -12,14 +12,13 @@ nodes and fifos are dropped (listed) rather than failing the image.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import os
 import posixpath
 import shutil
 import stat
 import tarfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from flightdeck.launch._errors import LaunchError
@@ -28,14 +27,14 @@ WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 
 
-def unpack(layers: list[tuple[bytes, str]], rootfs: Path) -> list[str]:
-    """Apply `(blob bytes, compression)` layers in order; the dropped members."""
+def unpack(layers: list[tuple[Path, str]], rootfs: Path) -> list[str]:
+    """Apply `(verified blob file, compression)` layers in order, read from
+    disk as they stream; the dropped members."""
     rootfs.mkdir(parents=True, exist_ok=True)
     dropped: list[str] = []
     for number, (blob, compression) in enumerate(layers):
-        data = gzip.decompress(blob) if compression == "gz" else blob
         try:
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            with tarfile.open(blob, mode="r:gz" if compression == "gz" else "r:") as tar:
                 members = tar.getmembers()
                 kept = _whiteouts(members, rootfs)
                 for member in kept:
@@ -44,7 +43,7 @@ def unpack(layers: list[tuple[bytes, str]], rootfs: Path) -> list[str]:
                         continue
                     _clear_path(rootfs, member)
                     tar.extract(member, rootfs, filter=_data_filter)
-        except (tarfile.TarError, OSError, EOFError) as exc:
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
             raise LaunchError(
                 "image.unsafe_layer",
                 f"layer {number + 1} cannot be unpacked safely: {exc}",
