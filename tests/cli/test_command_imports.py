@@ -69,6 +69,11 @@ CASES: list[tuple[str, list[str], list[str]]] = [
         [*NETWORK_AND_UI, *RUNTIME, "flightdeck.actions._check", "flightdeck.drivers._manifest"],
     ),
     ("lint", ["lint", str(PLAN)], [*NETWORK_AND_UI, *RUNTIME]),
+    (
+        "images-list",
+        ["images", "list"],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.launch._oci_pull", "yaml"],
+    ),
 ]
 
 

@@ -28,6 +28,7 @@ _COMMANDS: dict[str, str] = {
     "skills": "flightdeck.cli.skills:skills",
     "launch": "flightdeck.cli.launch:launch",
     "runs": "flightdeck.cli.runs:runs",
+    "images": "flightdeck.cli.images:images",
 }
 
 

@@ -35,6 +35,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._errors import LaunchError
     from flightdeck.launch._events import LaunchEvent
     from flightdeck.launch._executor import Executor, LocalExecutor, execute_step
+    from flightdeck.launch._image_cache import ImageCache
     from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
     from flightdeck.launch._invoker import (
         ActionCall,
@@ -78,6 +79,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Executor": ("flightdeck.launch._executor", "Executor"),
     "LocalExecutor": ("flightdeck.launch._executor", "LocalExecutor"),
     "execute_step": ("flightdeck.launch._executor", "execute_step"),
+    "ImageCache": ("flightdeck.launch._image_cache", "ImageCache"),
     "ResolvedInputs": ("flightdeck.launch._inputs", "ResolvedInputs"),
     "resolve_inputs": ("flightdeck.launch._inputs", "resolve_inputs"),
     "ActionCall": ("flightdeck.launch._invoker", "ActionCall"),
@@ -132,6 +134,7 @@ __all__ = [
     "EgressPolicy",
     "Executor",
     "HandlerInvoker",
+    "ImageCache",
     "Journal",
     "LaunchError",
     "LaunchEvent",
