@@ -51,7 +51,8 @@ def lint(paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...]) -> None:
     elif fmt in ("github", "sarif"):
         from flightdeck.cli._annotations import github_lines, sarif_log
 
-        entries = [(load.path, load.diagnostics) for load in loads]
+        pairs = zip(loads, paths, strict=True)
+        entries = [(load.path or path, load.diagnostics) for load, path in pairs]
         if fmt == "github":
             for line in github_lines(entries):
                 click.echo(line)
