@@ -20,6 +20,15 @@ from pathlib import Path
 
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._jsonl import JsonlAuditSink
+from flightdeck.audit._lifecycle import (
+    ENTRY_POINT_GROUP,
+    Dispatcher,
+    Hook,
+    LifecycleEvent,
+    fire,
+    flush_events,
+    hooks_from_config,
+)
 from flightdeck.audit._memory import MemoryAuditSink
 from flightdeck.audit._query import AuditQuery, AuditQueryError, parse_time, parse_where
 from flightdeck.audit._record import AuditReader, AuditRecord, AuditSink, utc_now
@@ -57,16 +66,23 @@ def open_store(spec: str | None = None) -> AuditReader:
 
 __all__ = [
     "DEFAULT_FILE",
+    "ENTRY_POINT_GROUP",
     "AuditQuery",
     "AuditQueryError",
     "AuditReader",
     "AuditRecord",
     "AuditSink",
     "AuditStoreError",
+    "Dispatcher",
+    "Hook",
     "JsonlAuditSink",
+    "LifecycleEvent",
     "MemoryAuditSink",
     "SQLiteAuditSink",
     "default_sink",
+    "fire",
+    "flush_events",
+    "hooks_from_config",
     "list_records",
     "open_store",
     "parse_time",
