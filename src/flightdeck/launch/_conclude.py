@@ -92,7 +92,35 @@ def conclude(
             "pendingApproval": result.pending,
         },
     )
+    _fire_events(result, router)
     return result
+
+
+def _fire_events(result: RunResult, router: AuditRouter) -> None:
+    """`approval.waiting` per step that stopped for approval, then `run.finished`
+    (docs/launch.md, lifecycle events): notifications, after the journal and
+    the audit have the facts."""
+    from flightdeck.audit import fire
+
+    for step in result.pending:
+        fire(
+            "approval.waiting",
+            source="launch",
+            run_id=result.run_id,
+            fields={"plan": result.plan, "step": step},
+            audit=router.default,
+        )
+    fire(
+        "run.finished",
+        source="launch",
+        run_id=result.run_id,
+        fields={
+            "plan": result.plan,
+            "status": result.status,
+            "error": result.error.code if result.error else None,
+        },
+        audit=router.default,
+    )
 
 
 def _status(step_id: str, state: StepState) -> str:
