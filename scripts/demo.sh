@@ -30,7 +30,7 @@ step "demo signing key -> $DEMO/keys"
 "$FD" keyring trust "$PUBLISHER" --key "$DEMO/keys/demo.pub"
 
 step "freeze metrics-digest@1.0.0"
-"$FD" freeze "$PLAN/SKILL.md" --signing-key "$DEMO/keys/demo.key" \
+"$FD" freeze "$PLAN/SKILL.md" --workspace "$PLAN" --signing-key "$DEMO/keys/demo.key" \
   --publisher "$PUBLISHER" --version 1.0.0
 
 step "verify metrics-digest@1.0.0"

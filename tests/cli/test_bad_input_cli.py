@@ -186,7 +186,8 @@ CASES = [
          ("freeze", "plan/SKILL.md", *SIGNED, "--version", "v1!"), 1,
          ("freeze.invalid_version",)),
     # freeze reads the keyring's revocations before it signs.
-    Case("freeze-data-dir-is-a-file", ("freeze", "plan/SKILL.md", *SIGNED), 1,
+    Case("freeze-data-dir-is-a-file",
+         ("freeze", "plan/SKILL.md", *SIGNED, "--workspace", "plan"), 1,
          ("keyring.unreadable",), damage=_data_is_a_file),
     Case("freeze-json-tool-md", ("freeze", "TOOL.md", *SIGNED, "--format", "json"), 1,
          (), json_error="freeze.invalid_plan"),

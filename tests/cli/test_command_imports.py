@@ -69,6 +69,20 @@ CASES: list[tuple[str, list[str], list[str]]] = [
         [*NETWORK_AND_UI, *RUNTIME, "flightdeck.actions._check", "flightdeck.drivers._manifest"],
     ),
     ("lint", ["lint", str(PLAN)], [*NETWORK_AND_UI, *RUNTIME]),
+    (
+        "images-list",
+        ["images", "list"],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.launch._oci_pull", "yaml"],
+    ),
+    *[
+        (name, args, [*NETWORK_AND_UI, *RUNTIME, "jsonschema", "yaml", "flightdeck.documents"])
+        for name, args in [
+            ("config-show", ["config", "show"]),
+            ("config-path", ["config", "path", "--format", "json"]),
+            ("completion", ["completion", "bash"]),
+            ("audit-list", ["audit", "list", "--format", "json"]),
+        ]
+    ],
 ]
 
 

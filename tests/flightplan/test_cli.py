@@ -64,6 +64,7 @@ def test_keys_freeze_verify_keyring_skills_end_to_end(tmp_path: Path) -> None:
     done = run(
         "freeze",
         example_path(),
+        "--no-code-pins",  # its drivers are nowhere: the example names no workspace
         "--publisher",
         "github://acme",
         "--version",

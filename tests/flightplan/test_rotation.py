@@ -201,7 +201,7 @@ def test_plan_without_publisher_needs_a_key_pinned_for_its_name(
 ) -> None:
     frozen = _freeze(tmp_path, keys, "1.0.0", publisher=None)
     # The signer pinned their own key at freeze.
-    assert frozen.pinned and [k.key_id for k in Keyring().pinned_for(NAME)] == [keys.key_id]
+    assert frozen.key_pinned and [k.key_id for k in Keyring().pinned_for(NAME)] == [keys.key_id]
     ring = Keyring()
     ring.untrust_plan(NAME)
     with pytest.raises(FlightPlanError) as caught:

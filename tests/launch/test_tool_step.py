@@ -174,6 +174,7 @@ def test_tool_network_only_sealed_hosts_through_proxy(harness: Harness, tmp_path
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
     try:
         plan = write_plan(
             tmp_path,
@@ -202,7 +203,7 @@ def test_tool_network_only_sealed_hosts_through_proxy(harness: Harness, tmp_path
                     "bindings": {"port": "inputs.port", "deny": "inputs.deny"},
                     "mount": {"path": "/flightdeck/in"},
                     "collect": {"path": "/flightdeck/out"},
-                    "trustContract": {**_TOOL_CONTRACT, "hosts": ["127.0.0.1"]},
+                    "trustContract": {**_TOOL_CONTRACT, "hosts": [f"127.0.0.1:{port}"]},
                     "outputs": ["files"],
                     "materializesOutput": "report.txt",
                 }
@@ -216,12 +217,12 @@ def test_tool_network_only_sealed_hosts_through_proxy(harness: Harness, tmp_path
     report = json.loads((tmp_path / "out" / "report.txt").read_text())
     assert report == {"allowed": "hello from the host", "direct": "blocked"}
     first = harness.records("launch.tool_network")[0]
-    assert first["contacted"] == ["127.0.0.1"] and first["denied"] == []
-    assert first["allowedHosts"] == ["127.0.0.1"]
+    assert first["contacted"] == [f"127.0.0.1:{port}"] and first["denied"] == []
+    assert first["allowedHosts"] == [f"127.0.0.1:{port}"]
     assert denied.status == "failed" and denied.error is not None
     assert denied.error.code == "egress_denied"
     assert "denied.example.invalid" in denied.error.message
-    assert harness.records("launch.tool_network")[1]["denied"] == ["denied.example.invalid"]
+    assert harness.records("launch.tool_network")[1]["denied"] == ["denied.example.invalid:80"]
 
 
 _TOOL_CONTRACT: dict[str, Any] = {

@@ -175,6 +175,7 @@ class Turn:
                 description=tool.summary(call.input),
             )
             self.emit(p.ToolRequestEvent(msg_id=self.state.msg_id, call_id=call.id, tool=info))
+            _approval_waiting(tool.name, tool.category, call.id)
             if self.s.input_closed():  # nobody is left to answer
                 future.set_result(Decision(False, CLOSED_INPUT))
         if self.state.reply is not None and any(w is not None for w in waits):
@@ -239,3 +240,15 @@ class Turn:
         self.state.results[call.id] = ToolResultBlock(
             call.id, content, is_error=out.status == "error"
         )
+
+
+def _approval_waiting(tool: str, category: str, call_id: str) -> None:
+    """The lifecycle event a team wires notifications to (delivered to
+    subscribers; the agent's own audit records the tool call when it runs)."""
+    from flightdeck.audit import fire
+
+    fire(
+        "approval.waiting",
+        source="agent",
+        fields={"tool": tool, "category": category, "call_id": call_id},
+    )

@@ -16,9 +16,21 @@ cannot be opened (not a database, its folder is a file) raises `AuditStoreError`
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._jsonl import JsonlAuditSink
+from flightdeck.audit._lifecycle import (
+    ENTRY_POINT_GROUP,
+    Dispatcher,
+    Hook,
+    LifecycleEvent,
+    fire,
+    flush_events,
+    hooks_from_config,
+)
 from flightdeck.audit._memory import MemoryAuditSink
+from flightdeck.audit._query import AuditQuery, AuditQueryError, parse_time, parse_where
 from flightdeck.audit._record import AuditReader, AuditRecord, AuditSink, utc_now
 from flightdeck.audit._sqlite import SQLiteAuditSink
 from flightdeck.config import data_dir
@@ -38,16 +50,42 @@ def list_records(
     return (sink or default_sink()).records(run_id=run_id, kind=kind)
 
 
+def open_store(spec: str | None = None) -> AuditReader:
+    """The default store, or `sqlite:PATH` / `jsonl:PATH` (a configured
+    `[audit.sinks]` target), or a bare path (`.jsonl` → JSONL, else SQLite)."""
+    if spec is None:
+        return default_sink()
+    scheme, sep, where = spec.partition(":")
+    if sep and scheme == "jsonl":
+        return JsonlAuditSink(Path(where).expanduser())
+    if sep and scheme == "sqlite":
+        return SQLiteAuditSink(Path(where).expanduser())
+    path = Path(spec).expanduser()
+    return JsonlAuditSink(path) if path.suffix == ".jsonl" else SQLiteAuditSink(path)
+
+
 __all__ = [
     "DEFAULT_FILE",
+    "ENTRY_POINT_GROUP",
+    "AuditQuery",
+    "AuditQueryError",
     "AuditReader",
     "AuditRecord",
     "AuditSink",
     "AuditStoreError",
+    "Dispatcher",
+    "Hook",
     "JsonlAuditSink",
+    "LifecycleEvent",
     "MemoryAuditSink",
     "SQLiteAuditSink",
     "default_sink",
+    "fire",
+    "flush_events",
+    "hooks_from_config",
     "list_records",
+    "open_store",
+    "parse_time",
+    "parse_where",
     "utc_now",
 ]

@@ -13,6 +13,9 @@ from flightdeck._version import __version__
 # one command or one command group. Modules are imported only when invoked.
 _COMMANDS: dict[str, str] = {
     "agent": "flightdeck.cli.agent:agent",
+    "audit": "flightdeck.cli.audit:audit",
+    "completion": "flightdeck.cli.completion:completion",
+    "config": "flightdeck.cli.config:config",
     "call": "flightdeck.cli.call:call",
     "drivers": "flightdeck.cli.drivers:drivers",
     "sessions": "flightdeck.cli.sessions:sessions",
@@ -29,6 +32,7 @@ _COMMANDS: dict[str, str] = {
     "skills": "flightdeck.cli.skills:skills",
     "launch": "flightdeck.cli.launch:launch",
     "runs": "flightdeck.cli.runs:runs",
+    "images": "flightdeck.cli.images:images",
 }
 
 

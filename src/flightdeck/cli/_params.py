@@ -36,3 +36,11 @@ workspace_option = click.option(
 )
 strict_option = click.option("--strict", is_flag=True, help="Treat trust downgrades as errors.")
 format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+# validate and lint also speak the formats CI systems annotate lines with.
+report_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default="text",
+    help="github: workflow-command annotations; sarif: a SARIF 2.1.0 log for code scanning.",
+)

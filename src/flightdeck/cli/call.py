@@ -91,7 +91,10 @@ async def _run(tool: str, value: Any, choice: DriverChoice, fmt: str, ctx: dict[
         else:
             click.echo()
         return
-    result = await call_tool(tool, value, driver=driver, context=ctx)
+    from flightdeck.audit import default_sink
+
+    # Audited like every other call of an implementor (and its lifecycle events recorded).
+    result = await call_tool(tool, value, driver=driver, context=ctx, audit=default_sink())
     if fmt == "json":
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     elif isinstance(result.output, str):

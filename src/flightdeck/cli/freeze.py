@@ -29,6 +29,19 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
     help="Registry spoken to over plain http (loopback registries always are).",
 )
 @passphrase_fd_option
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Where .drivers/ and flightdeck.toml are: the drivers whose code is pinned.",
+)
+@click.option(
+    "--no-code-pins",
+    "unpinned",
+    is_flag=True,
+    help="Do not pin driver code (the drivers are not on this machine); launch warns.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def freeze(
     path: Path,
@@ -37,10 +50,13 @@ def freeze(
     version: str | None,
     insecure: tuple[str, ...],
     passphrase_fd: int | None,
+    workspace: Path,
+    unpinned: bool,
     fmt: str,
 ) -> None:
     """Freeze a SKILL.md: lint, resolve the environment image to a digest and
-    tool versions against the catalog, seal tool-step trust, write the lock,
+    tool versions against the catalog, seal tool-step trust, pin the code of
+    the driver behind every action ref (found in --workspace), write the lock,
     hash the canonical bytes, sign (Ed25519) and store it immutably.
 
     \b
@@ -48,11 +64,14 @@ def freeze(
       flightdeck keys generate --out ~/.keys
       flightdeck freeze SKILL.md --signing-key ~/.keys/flightdeck.key --version 1.0.0
       flightdeck freeze SKILL.md --publisher github://acme/plans --version 1.1.0
+      flightdeck freeze plans/digest/SKILL.md --workspace ~/work/metrics --version 1.2.0
     """
     try:
         passphrase = passphrase_source(passphrase_fd)
     except FlightPlanError as exc:
         fail(exc, fmt)
+    from flightdeck.launch import LaunchError, code_resolver
+
     resolver = OciResolver(insecure_hosts=frozenset(insecure))
     try:
         outcome = freeze_plan(
@@ -62,8 +81,9 @@ def freeze(
             version=version,
             resolver=resolver,
             passphrase=passphrase,
+            code=None if unpinned else code_resolver(workspace.resolve()),
         )
-    except FlightPlanError as exc:
+    except (FlightPlanError, LaunchError) as exc:  # LaunchError: a bad flightdeck.toml
         fail(exc, fmt)
     finally:
         resolver.close()
@@ -75,7 +95,11 @@ def freeze(
     label = f"@{entry.version}" if entry.version else ""
     click.echo(f"{entry.name}{label} {state}: {entry.content_hash}")
     click.echo(f"  stored at {entry.path}")
-    if outcome.pinned:
+    for pin in outcome.frozen.lock.get("codePins", []):
+        click.echo(f"  code of {pin['driver']} pinned: {pin['digest']} ({pin['location']})")
+    if unpinned:
+        click.echo("warning: driver code not pinned (--no-code-pins); launch will say so", err=True)
+    if outcome.key_pinned:
         click.echo(
             f"  no publisher: pinned signing key {outcome.frozen.signature.key_id} "
             f"for {entry.name} in the keyring"

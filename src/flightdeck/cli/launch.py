@@ -27,6 +27,7 @@ from flightdeck.launch import (
     RunResult,
     configured_runtime,
     configured_settings,
+    frozen_workspace,
 )
 from flightdeck.launch import (
     launch as run_launch,
@@ -193,9 +194,8 @@ class _Progress:
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Where .drivers/ and flightdeck.toml are.",
+    help="Where .drivers/ and flightdeck.toml are. Default: the workspace a stored plan"
+    " was frozen in, if it still exists, else the current directory.",
 )
 @click.option("--llm-provider", help="anthropic | openai (env FLIGHTDECK_LLM_PROVIDER).")
 @click.option("--llm-model", help="Model for llm-seam steps without their own.")
@@ -216,7 +216,7 @@ def launch(
     unsigned: bool,
     no_sandbox: bool,
     verify_credentials: bool,
-    workspace: Path,
+    workspace: Path | None,
     llm_provider: str | None,
     llm_model: str | None,
     llm_base_url: str | None,
@@ -259,6 +259,9 @@ def launch(
         finally:
             progress.resume()
 
+    if workspace is None:
+        workspace = frozen_workspace(target, resume) if not unsigned else None
+        workspace = workspace or Path(".")
     try:
         approvals = Approvals.build(approve, approvals_file, ask_approval if terminal else None)
         settings = configured_settings(
@@ -342,6 +345,8 @@ def _report(result: RunResult, fmt: str) -> None:
             )
         if result.error is not None:
             click.echo(result.error.describe(), err=True)
+        for warning in result.warnings:
+            click.echo(f"warning: {warning} (recorded in the audit)", err=True)
         click.echo(f"  audit: {result.audit} (flightdeck runs show {result.run_id})")
         click.echo(f"  journal: {result.journal}")
     if result.status == "failed":

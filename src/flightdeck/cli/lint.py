@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
+from flightdeck.cli._params import report_format_option
 from flightdeck.cli._render import format_diagnostic
 from flightdeck.flightplan import load_plan
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@report_format_option
 @click.option(
     "--installed",
     "installed",
@@ -32,6 +33,7 @@ def lint(paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...]) -> None:
     Examples:
       flightdeck lint plans/weekly-digest/SKILL.md
       flightdeck lint --format json SKILL.md
+      flightdeck lint --format sarif SKILL.md > flightdeck.sarif
       flightdeck lint --installed aileron:metrics.query_series SKILL.md
     """
     loads = [load_plan(path, installed_actions=installed or None) for path in paths]
@@ -46,6 +48,16 @@ def lint(paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...]) -> None:
             for load in loads
         ]
         click.echo(json.dumps({"ok": not failed, "files": files}, indent=2))
+    elif fmt in ("github", "sarif"):
+        from flightdeck.cli._annotations import github_lines, sarif_log
+
+        pairs = zip(loads, paths, strict=True)
+        entries = [(load.path or path, load.diagnostics) for load, path in pairs]
+        if fmt == "github":
+            for line in github_lines(entries):
+                click.echo(line)
+        else:
+            click.echo(json.dumps(sarif_log(entries), indent=2))
     else:
         for load in loads:
             mark = click.style("✓", fg="green") if load.ok else click.style("✗", fg="red")

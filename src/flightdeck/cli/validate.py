@@ -9,7 +9,12 @@ from pathlib import Path
 
 import click
 
-from flightdeck.cli._params import format_option, library_option, strict_option, workspace_option
+from flightdeck.cli._params import (
+    library_option,
+    report_format_option,
+    strict_option,
+    workspace_option,
+)
 from flightdeck.cli._render import print_diagnostics_by_file, summary_line
 from flightdeck.documents import Diagnostic, DocumentKind, Limits, Severity
 from flightdeck.validation import FileReport, ValidateOptions, ValidationReport, validate_paths
@@ -33,7 +38,7 @@ def _progress_printer() -> Callable[[int, Path], None] | None:
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--as", "as_kind", type=click.Choice(_KINDS), help="Treat every file as this kind.")
-@format_option
+@report_format_option
 @strict_option
 @library_option
 @workspace_option
@@ -72,6 +77,7 @@ def validate(
       flightdeck validate examples/
       flightdeck validate --format json .actions/
       flightdeck validate --as io blocks/shared-io.md
+      flightdeck validate --format github .   # annotations in GitHub Actions
     """
     options = ValidateOptions(
         kind=DocumentKind(as_kind) if as_kind else None,
@@ -86,6 +92,8 @@ def validate(
         sys.stderr.write("\r\033[K")
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
+    elif fmt in ("github", "sarif"):
+        _print_annotations(report, fmt)
     else:
         _print_text(report, verbose=verbose)
     sys.exit(0 if report.ok else 1)
@@ -99,3 +107,14 @@ def _print_text(report: ValidationReport, *, verbose: bool) -> None:
 
     print_diagnostics_by_file((f.path, f.kind, shown(f)) for f in report.files)
     click.echo(summary_line(report.summary()))
+
+
+def _print_annotations(report: ValidationReport, fmt: str) -> None:
+    from flightdeck.cli._annotations import github_lines, sarif_log
+
+    entries = [(f.path, f.diagnostics) for f in report.files]
+    if fmt == "github":
+        for line in github_lines(entries):
+            click.echo(line)
+    else:
+        click.echo(json.dumps(sarif_log(entries), indent=2))

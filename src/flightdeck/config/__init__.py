@@ -4,8 +4,27 @@
 (tests point it at a temporary directory).
 """
 
+from flightdeck.config._explain import (
+    ENVIRONMENT,
+    ConfigPaths,
+    Setting,
+    config_paths,
+    explain_config,
+)
 from flightdeck.config._files import Config, ConfigError, load_config
 from flightdeck.config._paths import config_dir, data_dir
 from flightdeck.config._workspace import find_workspace
 
-__all__ = ["Config", "ConfigError", "config_dir", "data_dir", "find_workspace", "load_config"]
+__all__ = [
+    "ENVIRONMENT",
+    "Config",
+    "ConfigError",
+    "ConfigPaths",
+    "Setting",
+    "config_dir",
+    "config_paths",
+    "data_dir",
+    "explain_config",
+    "find_workspace",
+    "load_config",
+]

@@ -21,6 +21,13 @@ import typing as _typing
 # underscore so the public names stay exactly `__all__`.
 if _typing.TYPE_CHECKING:
     from flightdeck.drivers._check import check_document
+    from flightdeck.drivers._digest import (
+        CodeDigest,
+        CodeDigestError,
+        digest_of,
+        driver_code,
+        record_mismatch,
+    )
     from flightdeck.drivers._errors import (
         DriverCallError,
         DriverError,
@@ -49,6 +56,11 @@ if _typing.TYPE_CHECKING:
 
 _LAZY: dict[str, tuple[str, str]] = {
     "check_document": ("flightdeck.drivers._check", "check_document"),
+    "CodeDigest": ("flightdeck.drivers._digest", "CodeDigest"),
+    "CodeDigestError": ("flightdeck.drivers._digest", "CodeDigestError"),
+    "digest_of": ("flightdeck.drivers._digest", "digest_of"),
+    "driver_code": ("flightdeck.drivers._digest", "driver_code"),
+    "record_mismatch": ("flightdeck.drivers._digest", "record_mismatch"),
     "DriverCallError": ("flightdeck.drivers._errors", "DriverCallError"),
     "DriverError": ("flightdeck.drivers._errors", "DriverError"),
     "DriverNotRunnable": ("flightdeck.drivers._errors", "DriverNotRunnable"),
@@ -79,6 +91,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = [
     "CallResult",
     "Candidate",
+    "CodeDigest",
+    "CodeDigestError",
     "Driver",
     "DriverCallError",
     "DriverChoice",
@@ -96,9 +110,12 @@ __all__ = [
     "check_document",
     "defineDriver",
     "define_driver",
+    "digest_of",
     "discover_drivers",
+    "driver_code",
     "inspect_driver",
     "load_driver",
+    "record_mismatch",
     "resolve_driver",
     "select_driver",
     "stream_tool",

@@ -200,6 +200,16 @@ def _audit(
         sink.record(AuditRecord(kind, run_id, fields))
 
 
+def _fire(tool: ToolHandle, driver_id: str, run_id: str | None, audit: AuditSink | None) -> None:
+    """The merged view's `fires_events`: the action's, plus any the implementor
+    adds (narrowing guarantees none is dropped). Fired once the call succeeded."""
+    from flightdeck.audit import fire
+
+    fields = {"action": tool.view.action_id, "tool": tool.id, "driver": driver_id}
+    for name in tool.view.fires_events:
+        fire(name, source="driver.call", run_id=run_id, fields=fields, audit=audit)
+
+
 async def call_tool(
     tool: str,
     input: Any,
@@ -234,6 +244,8 @@ async def call_tool(
     if audit is not None:
         fields.update(ok=True, duration_ms=round(elapsed, 3))
         _audit(audit, run_id, "driver.call", fields)
+    if binding.tool is not None and binding.tool.view.fires_events:
+        _fire(binding.tool, driver.id, run_id, audit)
     return CallResult(tool, driver.id, output, elapsed)
 
 
@@ -272,6 +284,8 @@ async def stream_tool(
             await closer()
     fields.update(ok=True, chunks=chunks)
     _audit(audit, run_id, "driver.stream", fields)
+    if binding.tool is not None and binding.tool.view.fires_events:
+        _fire(binding.tool, driver.id, run_id, audit)
 
 
 Handler = Callable[[Any, Mapping[str, Any]], Any]

@@ -30,6 +30,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
     from flightdeck.flightplan._models import (
         ActionRequirement,
+        CodePin,
         Environment,
         FlightPlan,
         Input,
@@ -42,6 +43,7 @@ if _typing.TYPE_CHECKING:
         TrustContract,
     )
     from flightdeck.flightplan._passphrase import read_passphrase_fd, resolve_passphrase
+    from flightdeck.flightplan._pins import CodeResolver, action_refs
     from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
     from flightdeck.flightplan._read import read_plan
     from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
@@ -84,6 +86,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_plan": ("flightdeck.flightplan._load", "load_plan"),
     "parse_plan": ("flightdeck.flightplan._load", "parse_plan"),
     "ActionRequirement": ("flightdeck.flightplan._models", "ActionRequirement"),
+    "CodePin": ("flightdeck.flightplan._models", "CodePin"),
+    "CodeResolver": ("flightdeck.flightplan._pins", "CodeResolver"),
+    "action_refs": ("flightdeck.flightplan._pins", "action_refs"),
     "Environment": ("flightdeck.flightplan._models", "Environment"),
     "FlightPlan": ("flightdeck.flightplan._models", "FlightPlan"),
     "Input": ("flightdeck.flightplan._models", "Input"),
@@ -124,6 +129,8 @@ __all__ = [
     "Binding",
     "CatalogTool",
     "CoSignOutcome",
+    "CodePin",
+    "CodeResolver",
     "Environment",
     "FlightPlan",
     "FlightPlanError",
@@ -151,6 +158,7 @@ __all__ = [
     "TrustContract",
     "TrustedKey",
     "VerifiedPlan",
+    "action_refs",
     "canonical_bytes",
     "catalog",
     "content_hash",

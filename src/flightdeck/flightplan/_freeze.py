@@ -28,6 +28,7 @@ from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._images import ImageResolver, PinnedOnlyResolver
 from flightdeck.flightplan._load import PlanLoad, load_plan
 from flightdeck.flightplan._models import FlightPlan, Lock, ResolvedCapability, ResolvedImage
+from flightdeck.flightplan._pins import CodeResolver, pin_code
 from flightdeck.flightplan._signing import key_id, public_pem, sign
 
 PUBLISHER = re.compile(r"^github://[A-Za-z0-9](?:[A-Za-z0-9_.-]*)(?:/[A-Za-z0-9_.-]+)?$")
@@ -98,10 +99,13 @@ def freeze_file(
     version: str | None = None,
     resolver: ImageResolver | None = None,
     installed_actions: Collection[str] | None = None,
+    code: CodeResolver | None = None,
 ) -> FrozenPlan:
     """Load, lint and freeze a SKILL.md file (does not store it)."""
     load = load_plan(path, installed_actions=installed_actions)
-    return freeze_loaded(load, key, publisher=publisher, version=version, resolver=resolver)
+    return freeze_loaded(
+        load, key, publisher=publisher, version=version, resolver=resolver, code=code
+    )
 
 
 def freeze_loaded(
@@ -111,7 +115,10 @@ def freeze_loaded(
     publisher: str | None = None,
     version: str | None = None,
     resolver: ImageResolver | None = None,
+    code: CodeResolver | None = None,
 ) -> FrozenPlan:
+    """Freeze a loaded plan. With `code`, every action ref's driver code is
+    pinned in the lock (`codePins`); without it, nothing is pinned."""
     if load.plan is None or load.document is None or load.errors:
         raise FlightPlanError(
             "freeze.invalid_plan",
@@ -128,6 +135,7 @@ def freeze_loaded(
         step_trust=_seal_step_trust(plan),
         publisher=publisher,
         version=version,
+        code_pins=pin_code(plan, load.document, code) if code is not None else (),
     )
     data = copy.deepcopy(dict(load.document.data))
     data["aileron"]["lock"] = lock.to_data()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import httpx
@@ -84,6 +85,7 @@ class OciResolver:
         timeout: float = 10.0,
     ) -> None:
         self._insecure = insecure_hosts
+        self._last_challenge = ""
         self._client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=True)
 
     def resolve(self, ref: str) -> str | None:
@@ -110,6 +112,44 @@ class OciResolver:
         if response.status_code != 200 or not digest or not _DIGEST.match(digest):
             return None
         return f"{parsed.registry}/{parsed.repository}@{digest}"
+
+    def fetch(self, ref: ImageRef, kind: str, reference: str, accept: str = "") -> httpx.Response:
+        """GET `/v2/<repository>/<kind>/<reference>` (kind: manifests or blobs)
+        with the same scheme choice and anonymous token auth as `resolve`;
+        launch pulls a pinned image through it. Raises httpx.HTTPError."""
+        scheme = "http" if self._plain_http(ref.registry) else "https"
+        url = f"{scheme}://{ref.registry}/v2/{ref.repository}/{kind}/{reference}"
+        return self._request("GET", url, {"Accept": accept} if accept else {})
+
+    def fetch_to(
+        self, ref: ImageRef, kind: str, reference: str, dest: Path, *, limit: int, accept: str = ""
+    ) -> int:
+        """Like `fetch`, streaming the body into `dest` and stopping past
+        `limit` bytes (a registry cannot fill the disk); the status code."""
+        scheme = "http" if self._plain_http(ref.registry) else "https"
+        url = f"{scheme}://{ref.registry}/v2/{ref.repository}/{kind}/{reference}"
+        headers = {"Accept": accept} if accept else {}
+        status = self._stream_to(url, headers, dest, limit)
+        if status == 401 and self._last_challenge.lower().startswith("bearer "):
+            token = self._anonymous_token(self._last_challenge)
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
+                status = self._stream_to(url, headers, dest, limit)
+        return status
+
+    def _stream_to(self, url: str, headers: dict[str, str], dest: Path, limit: int) -> int:
+        with self._client.stream("GET", url, headers=headers) as response:
+            self._last_challenge = response.headers.get("WWW-Authenticate", "")
+            if response.status_code != 200:
+                return response.status_code
+            written = 0
+            with dest.open("wb") as out:
+                for chunk in response.iter_bytes(1 << 20):
+                    written += len(chunk)
+                    out.write(chunk)
+                    if written > limit:
+                        break  # the caller's size check refuses it
+            return 200
 
     def close(self) -> None:
         self._client.close()

@@ -169,6 +169,56 @@ class ResolvedCapability:
 
 
 @dataclass(frozen=True)
+class CodePin:
+    """The code behind a plan's action refs to one driver, pinned at freeze:
+    where its DRIVER.md was (`root` "workspace" or "library", `location`
+    relative to it), the tools the plan calls, and the code digest
+    (docs/canonical-bytes.md). `files` lists the digested files of a
+    workspace-local tree by name; an installed distribution is pinned by
+    `distribution`, `version` and the digest alone."""
+
+    driver: str
+    tools: tuple[str, ...]
+    root: str
+    location: str
+    digest: str
+    files: Mapping[str, str] = field(default_factory=dict)
+    distribution: str | None = None
+    version: str | None = None
+
+    @classmethod
+    def read(cls, item: object) -> CodePin | None:
+        value = _map(item)
+        fields = [value.get(k) for k in ("driver", "root", "location", "digest")]
+        if not all(isinstance(f, str) for f in fields):
+            return None
+        dist = _map(value.get("distribution"))
+        return cls(
+            driver=str(fields[0]),
+            tools=_strs(value.get("tools")),
+            root=str(fields[1]),
+            location=str(fields[2]),
+            digest=str(fields[3]),
+            files={k: v for k, v in _map(value.get("files")).items() if isinstance(v, str)},
+            distribution=_str(dist.get("name")),
+            version=_str(dist.get("version")),
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "driver": self.driver,
+            "tools": list(self.tools),
+            "root": self.root,
+            "location": self.location,
+            "digest": self.digest,
+            "files": dict(self.files),
+        }
+        if self.distribution is not None:
+            data["distribution"] = {"name": self.distribution, "version": self.version}
+        return data
+
+
+@dataclass(frozen=True)
 class Lock:
     """The `aileron.lock` section written by freeze."""
 
@@ -178,6 +228,7 @@ class Lock:
     publisher: str | None = None
     content_hash: str | None = None
     version: str | None = None
+    code_pins: tuple[CodePin, ...] = ()
 
     @classmethod
     def read(cls, value: object) -> Lock | None:
@@ -207,6 +258,9 @@ class Lock:
             publisher=_str(value.get("publisher")),
             content_hash=_str(value.get("contentHash")),
             version=_str(value.get("version")),
+            code_pins=tuple(
+                pin for pin in map(CodePin.read, _list(value.get("codePins"))) if pin is not None
+            ),
         )
 
     def to_data(self) -> dict[str, Any]:
@@ -225,6 +279,8 @@ class Lock:
             data["stepTrust"] = {
                 step_id: {"hosts": list(hosts)} for step_id, hosts in self.step_trust.items()
             }
+        if self.code_pins:
+            data["codePins"] = [pin.to_data() for pin in self.code_pins]
         for key, value in (
             ("publisher", self.publisher),
             ("version", self.version),

@@ -13,6 +13,7 @@ from flightdeck.flightplan._freeze import FrozenPlan, freeze_file
 from flightdeck.flightplan._images import ImageResolver
 from flightdeck.flightplan._keyring import Keyring
 from flightdeck.flightplan._passphrase import Passphrase
+from flightdeck.flightplan._pins import CodeResolver
 from flightdeck.flightplan._signing import key_id, load_private_key
 from flightdeck.flightplan._store import SkillStore, StoredVersion
 
@@ -22,10 +23,10 @@ class FreezeOutcome:
     frozen: FrozenPlan
     stored: StoredVersion
     created: bool  # False: the identical version was already in the store
-    pinned: bool = False  # the signing key was pinned for the plan name just now
+    key_pinned: bool = False  # the signing key was pinned for the plan name just now
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.stored.to_dict(), "created": self.created, "pinned": self.pinned}
+        return {**self.stored.to_dict(), "created": self.created, "key_pinned": self.key_pinned}
 
 
 def freeze_plan(
@@ -36,12 +37,15 @@ def freeze_plan(
     version: str | None = None,
     resolver: ImageResolver | None = None,
     store: SkillStore | None = None,
+    code: CodeResolver | None = None,
     passphrase: Passphrase = None,
     keyring: Keyring | None = None,
 ) -> FreezeOutcome:
     """Parse, lint, resolve, lock, hash, sign and store. `signing_key` may be a
     loaded key, a PEM path or PEM text; None reads `FLIGHTDECK_SIGNING_KEY`.
     `passphrase` opens an encrypted key (see `load_private_key`).
+    With `code`, action refs' driver code is pinned and the resolver's
+    workspace is remembered beside the version (meta.json, unsigned).
 
     A plan without a publisher is vouched for by a key pinned for its name;
     the user who signs it with their own private key pins that key here (never
@@ -59,8 +63,11 @@ def freeze_plan(
             f"the signing key {signer} is revoked in the keyring",
             hint="sign with a current key ('flightdeck keys generate')",
         )
-    frozen = freeze_file(path, key, publisher=publisher, version=version, resolver=resolver)
-    stored, created = (store or SkillStore()).put(frozen)
+    frozen = freeze_file(
+        path, key, publisher=publisher, version=version, resolver=resolver, code=code
+    )
+    workspace = code.workspace if code is not None else None
+    stored, created = (store or SkillStore()).put(frozen, workspace=workspace)
     pinned = False
     if publisher is None and not any(k.key_id == signer for k in ring.pinned_for(frozen.name)):
         ring.trust_plan(frozen.name, frozen.public_key_pem)

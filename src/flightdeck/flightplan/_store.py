@@ -9,7 +9,9 @@
                           files ever added to a stored version
         meta.json         an unsigned index (name, version, hash, publisher, key id,
                           signing time) copied from the signed statement; never
-                          read for a decision
+                          read for a decision. `workspace`, when freeze pinned
+                          driver code, is where launch looks for the drivers by
+                          default (the signed code digests decide)
 
 A version directory is written whole into a temporary sibling and renamed
 into place, so readers see all of it or none of it. Re-storing identical
@@ -84,14 +86,17 @@ class SkillStore:
     def __init__(self, root: Path | None = None) -> None:
         self.root = root if root is not None else data_dir() / "skills"
 
-    def put(self, frozen: FrozenPlan) -> tuple[StoredVersion, bool]:
-        """Store a frozen plan; returns (entry, created). Idempotent."""
+    def put(
+        self, frozen: FrozenPlan, *, workspace: Path | None = None
+    ) -> tuple[StoredVersion, bool]:
+        """Store a frozen plan; returns (entry, created). Idempotent.
+        `workspace`: where its pinned drivers were found (a launch default)."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             # One writer at a time: the version-label check and the rename
             # must not interleave with another freeze of the same label.
             with FileLock(str(self.root / ".store.lock")):
-                return self._put(frozen)
+                return self._put(frozen, workspace)
         except OSError as exc:  # the data dir is a file, a full disk, no permission
             raise FlightPlanError(
                 "store.unwritable",
@@ -99,7 +104,7 @@ class SkillStore:
                 hint="check FLIGHTDECK_HOME (or the user data directory)",
             ) from None
 
-    def _put(self, frozen: FrozenPlan) -> tuple[StoredVersion, bool]:
+    def _put(self, frozen: FrozenPlan, workspace: Path | None) -> tuple[StoredVersion, bool]:
         versions = self.root / frozen.name / "versions"
         target = versions / frozen.short_hash
         files = {
@@ -123,6 +128,10 @@ class SkillStore:
             "keyId": frozen.signature.key_id,
             "frozenAt": statement.get("signedAt") or _frozen_at(),
         }
+        if workspace is not None:
+            # Only where launch looks for the pinned drivers by default: the
+            # code digests in the signed lock decide whether they may run.
+            meta["workspace"] = str(workspace.resolve())
         staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=versions))
         try:
             for name, raw in {**files, META_FILE: _json(meta)}.items():

@@ -35,6 +35,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._errors import LaunchError
     from flightdeck.launch._events import LaunchEvent
     from flightdeck.launch._executor import Executor, LocalExecutor, execute_step
+    from flightdeck.launch._image_cache import ImageCache
     from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
     from flightdeck.launch._invoker import (
         ActionCall,
@@ -47,6 +48,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._journal import Journal, RunRow, StepRow
     from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
     from flightdeck.launch._paths import rewrite, select
+    from flightdeck.launch._pins import frozen_workspace
     from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._redact import redact
     from flightdeck.launch._report import run_list, run_report
@@ -54,7 +56,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
-    from flightdeck.launch._setup import configured_runtime, configured_settings
+    from flightdeck.launch._setup import code_resolver, configured_runtime, configured_settings
     from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
     from flightdeck.launch._transforms import (
         TransformContext,
@@ -77,6 +79,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Executor": ("flightdeck.launch._executor", "Executor"),
     "LocalExecutor": ("flightdeck.launch._executor", "LocalExecutor"),
     "execute_step": ("flightdeck.launch._executor", "execute_step"),
+    "ImageCache": ("flightdeck.launch._image_cache", "ImageCache"),
     "ResolvedInputs": ("flightdeck.launch._inputs", "ResolvedInputs"),
     "resolve_inputs": ("flightdeck.launch._inputs", "resolve_inputs"),
     "ActionCall": ("flightdeck.launch._invoker", "ActionCall"),
@@ -92,6 +95,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Runtime": ("flightdeck.launch._launch", "Runtime"),
     "launch": ("flightdeck.launch._launch", "launch"),
     "verify_target": ("flightdeck.launch._launch", "verify_target"),
+    "frozen_workspace": ("flightdeck.launch._pins", "frozen_workspace"),
     "rewrite": ("flightdeck.launch._paths", "rewrite"),
     "select": ("flightdeck.launch._paths", "select"),
     "ProbeResult": ("flightdeck.launch._probe", "ProbeResult"),
@@ -104,6 +108,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SecretStore": ("flightdeck.launch._secrets", "SecretStore"),
     "StepServices": ("flightdeck.launch._services", "StepServices"),
     "provider_from_settings": ("flightdeck.launch._services", "provider_from_settings"),
+    "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
     "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
@@ -129,6 +134,7 @@ __all__ = [
     "EgressPolicy",
     "Executor",
     "HandlerInvoker",
+    "ImageCache",
     "Journal",
     "LaunchError",
     "LaunchEvent",
@@ -149,9 +155,11 @@ __all__ = [
     "StepTask",
     "TransformContext",
     "bwrap_path",
+    "code_resolver",
     "configured_runtime",
     "configured_settings",
     "execute_step",
+    "frozen_workspace",
     "get_transform",
     "guard",
     "launch",

@@ -32,6 +32,7 @@ class RunResult:
     journal: Path | None = None
     audit: str | None = None
     probes: list[dict[str, Any]] = field(default_factory=list)  # --verify-credentials
+    warnings: list[str] = field(default_factory=list)  # e.g. "code not pinned"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +47,7 @@ class RunResult:
             "journal": str(self.journal) if self.journal else None,
             "audit": self.audit,
             "credentialProbes": self.probes,
+            "warnings": self.warnings,
         }
 
 
@@ -90,7 +92,35 @@ def conclude(
             "pendingApproval": result.pending,
         },
     )
+    _fire_events(result, router)
     return result
+
+
+def _fire_events(result: RunResult, router: AuditRouter) -> None:
+    """`approval.waiting` per step that stopped for approval, then `run.finished`
+    (docs/launch.md, lifecycle events): notifications, after the journal and
+    the audit have the facts."""
+    from flightdeck.audit import fire
+
+    for step in result.pending:
+        fire(
+            "approval.waiting",
+            source="launch",
+            run_id=result.run_id,
+            fields={"plan": result.plan, "step": step},
+            audit=router.default,
+        )
+    fire(
+        "run.finished",
+        source="launch",
+        run_id=result.run_id,
+        fields={
+            "plan": result.plan,
+            "status": result.status,
+            "error": result.error.code if result.error else None,
+        },
+        audit=router.default,
+    )
 
 
 def _status(step_id: str, state: StepState) -> str:

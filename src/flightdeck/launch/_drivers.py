@@ -7,6 +7,13 @@ call goes through `flightdeck.drivers.call_tool`, which validates the TOOL's
 inputs and outputs. Drivers are registered where the step runs and cached
 per credential.
 
+Code pins: `pin` is the freeze-time resolver (a `flightplan.CodeResolver`):
+it records where the driver was and its code digest. `check_pins` is the
+launch gate: each pinned driver is taken from its recorded location (not
+searched by id), its digest recomputed and compared, and the comparison is
+made again just before the driver's package is imported. The audit's
+`connector-hash` is the code digest.
+
 Credential placement for an in-process driver: the runtime grants nothing
 undeclared, so a driver registered here reads no secret from the process
 environment; its secrets are exactly the credential the trust contract bound.
@@ -24,14 +31,25 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os.path
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from flightdeck.documents import DocumentKind, load_document
-from flightdeck.drivers import DriverCallError, DriverError, SdkDriver, call_tool, load_driver
+from flightdeck.drivers import (
+    CodeDigestError,
+    DriverCallError,
+    DriverError,
+    SdkDriver,
+    call_tool,
+    driver_code,
+    load_driver,
+)
+from flightdeck.flightplan import CodePin
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._invoker import ActionCall, ActionFailed, ActionInfo
+from flightdeck.launch._pins import changed, digest_for_freeze, pin_for, refused
 from flightdeck.launch._secrets import CREDENTIAL_SECRET
 
 _TRANSIENT = ("TimeoutError", "ConnectionError", "TransientError", "Timeout")
@@ -45,6 +63,55 @@ class DriverInvoker:
         self._unreadable: list[Path] = []
         self._drivers: dict[tuple[str, str], SdkDriver] = {}
         self._lock = asyncio.Lock()
+        self._pins: dict[str, CodePin] = {}  # driver id -> the pin checked at launch
+        self._digests: dict[str, str] = {}  # driver id -> code digest (audit)
+
+    def pin(self, connector: str, action: str) -> CodePin | None:
+        """The code pin freeze records for `aileron:<connector>.<action>`, or
+        None when no driver with that id implements that tool."""
+        path = self._index().get(connector)
+        if path is None:
+            return None
+        document = load_document(path, kind=DocumentKind.DRIVER).document
+        tool = _tool_version(path.parent, document.data if document else {}, action)
+        if tool is None:
+            return None
+        root, location = self._located(path)
+        code = digest_for_freeze(path, self.workspace)
+        return pin_for(connector, tool.rpartition("@")[0], root, location, code)
+
+    def _located(self, path: Path) -> tuple[str, str]:
+        for index, folder in enumerate(self.folders):
+            if path.is_relative_to(folder):
+                base = self.workspace if index == 0 else folder
+                relative = Path(os.path.relpath(path, base)).as_posix()
+                return ("workspace" if index == 0 else "library"), relative
+        return "workspace", Path(os.path.relpath(path, self.workspace)).as_posix()
+
+    def _pinned_file(self, pin: CodePin) -> Path | None:
+        location = PurePosixPath(pin.location)
+        if location.is_absolute():
+            return None
+        bases = [self.workspace] if pin.root == "workspace" else self.folders[1:]
+        for base in bases:
+            if (base / location).is_file():
+                return base / location
+        return None
+
+    def check_pins(self, pins: Sequence[CodePin]) -> None:
+        """Refuse (`launch.code_changed`) unless every pinned driver is at its
+        recorded location with the recorded code; then use exactly those."""
+        for pin in pins:
+            file = self._pinned_file(pin)
+            if file is None:
+                where = self.workspace if pin.root == "workspace" else "the driver libraries"
+                raise refused(pin, f"its DRIVER.md is not in {where}")
+            difference = changed(pin, file, self.workspace)
+            if difference is not None:
+                raise refused(pin, difference)
+            self._pins[pin.driver] = pin
+            self._digests[pin.driver] = pin.digest
+            self._index()[pin.driver] = file
 
     def _index(self) -> dict[str, Path]:
         if self._paths is None:
@@ -79,9 +146,17 @@ class DriverInvoker:
         driver = f"{data.get('id')}@{data.get('version')}"
         tool = _tool_version(path.parent, data, action)
         return ActionInfo(
-            connector_hash="sha256:" + hashlib.sha256(path.read_bytes()).hexdigest(),
+            connector_hash=self._code_digest(connector, path),
             manifest_version=f"{tool} via {driver}" if tool else driver,
         )
+
+    def _code_digest(self, connector: str, path: Path) -> str:
+        if connector not in self._digests:
+            try:
+                self._digests[connector] = driver_code(path, self.workspace).digest
+            except CodeDigestError:  # unpinned and undigestable: the DRIVER.md alone
+                self._digests[connector] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        return self._digests[connector]
 
     def implements(self, connector: str, action: str) -> bool:
         """Whether the driver for `connector` binds a TOOL.md for `action`
@@ -97,6 +172,12 @@ class DriverInvoker:
         key = (connector, fingerprint)
         if key not in self._drivers:
             path = self._path(connector)
+            pin = self._pins.get(connector)
+            # Checked again right before the import: the code may have been
+            # edited while earlier steps ran.
+            difference = changed(pin, path, self.workspace) if pin is not None else None
+            if pin is not None and difference is not None:
+                raise refused(pin, difference)
             document = load_document(path, kind=DocumentKind.DRIVER).document
             secrets = _placed(connector, _secret_names(document.data if document else {}), call)
             try:

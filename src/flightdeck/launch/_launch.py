@@ -8,7 +8,11 @@ new run resolves its inputs once and records them (by value) in the journal
 and the launch audit record; a resumed run (`resume=RUN_ID`) re-verifies
 the same plan, reuses the recorded inputs and completed steps, and re-runs
 only what did not complete. `replay=RUN_ID` reuses another run's inputs and
-recorded llm-seam outputs. `verify_credentials=True` first runs every
+recorded llm-seam outputs. Before anything runs (a source read or a probe
+included), the code behind every action ref is checked against the digests
+the lock pinned at freeze (`launch.code_changed`, `_pins.py`); a plan frozen
+without pins runs as before, with "code not pinned" in the audit and the
+result. `verify_credentials=True` first runs every
 declared `trustContract.verification` probe (`_probe.py`) and refuses the
 launch when one fails.
 """
@@ -42,6 +46,7 @@ from flightdeck.launch._events import EventSink, LaunchEvent, ignore
 from flightdeck.launch._executor import Executor, LocalExecutor
 from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
 from flightdeck.launch._journal import Journal, RunRow
+from flightdeck.launch._pins import check_code
 from flightdeck.launch._probe import ProbeResult, verify_credentials
 from flightdeck.launch._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
 from flightdeck.launch._scheduler import Scheduler
@@ -150,6 +155,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
             f" {verified.content_hash}",
         )
     _check_approvals(verified.plan, options.approvals)
+    code = check_code(verified.plan, runtime.services.invoker)  # raises launch.code_changed
     router = AuditRouter(runtime.audit, runtime.audit_sinks)
     executor = runtime.executor or LocalExecutor(runtime.services, record=router.write)
     replayed = _previous(runtime.journal, options.replay)
@@ -166,10 +172,10 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         or data_dir() / "runs" / run_id / "outputs"
     )
     if previous is None:
-        _start_run(runtime, router, verified, run_id, resolved, options, out_dir, replayed)
+        _start_run(runtime, router, verified, run_id, resolved, options, out_dir, replayed, code)
     else:
         runtime.journal.set_run_status(run_id, "running")
-        router.write(run_id, "launch.resume", {"plan": verified.plan.name})
+        router.write(run_id, "launch.resume", {"plan": verified.plan.name, **code})
     options.on_event(LaunchEvent("run_started", run_id, detail={"plan": verified.plan.name}))
     scheduler = Scheduler(
         plan=verified.plan,
@@ -204,6 +210,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         raise
     result = conclude(verified, run_id, state, out_dir, runtime.journal, runtime.audit, router)
     result.probes = [probe.to_dict() for probe in probes]
+    result.warnings = [code["warning"]] if "warning" in code else []
     options.on_event(LaunchEvent("run_finished", run_id, status=result.status))
     return result
 
@@ -302,6 +309,7 @@ def _start_run(
     options: LaunchOptions,
     out_dir: Path,
     replayed: RunRow | None,
+    code: dict[str, Any],
 ) -> None:
     flags = {
         "unsigned": verified.unsigned,
@@ -332,5 +340,6 @@ def _start_run(
             "inputs": resolved.values,
             "sourceReads": resolved.source_reads,
             **flags,
+            **code,
         },
     )

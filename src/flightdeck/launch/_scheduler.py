@@ -186,6 +186,7 @@ class Scheduler:
             step_hosts=list(self._sealed_hosts(step)) if kind == "tool" else None,
             replay=self.replay.get(step.id) if kind == "llm-seam" else None,
             tool_versions=self._locked_versions() if kind == "tool" else None,
+            image=self._locked_image() if kind == "tool" else None,
             settings=self.settings,
         )
 
@@ -193,6 +194,11 @@ class Scheduler:
         lock = self.plan.lock
         caps = lock.resolved_capability_set if lock is not None else ()
         return {cap.name: cap.version for cap in caps}
+
+    def _locked_image(self) -> str | None:
+        # Only a signed lock pins an image; an unsigned plan runs host tools.
+        lock = self.plan.lock
+        return lock.resolved_images[0].digest if lock is not None and lock.resolved_images else None
 
     def _sealed_hosts(self, step: Step) -> tuple[str, ...]:
         # Only the reach sealed into the signed lock counts; the step's own

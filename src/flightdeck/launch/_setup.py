@@ -89,9 +89,19 @@ def _invalid(config: Any, key: str, wanted: str, got: Any) -> None:
     )
 
 
+def _libraries(config: Any) -> list[Path]:
+    return [Path(p).expanduser() for p in config.get("launch.driver_libraries", []) or []]
+
+
+def code_resolver(workspace: Path) -> DriverInvoker:
+    """What freeze pins action refs with: the drivers launch would resolve in
+    this workspace (`.drivers/`, then `[launch] driver_libraries`)."""
+    return DriverInvoker(workspace, _libraries(_config(workspace)))
+
+
 def configured_runtime(workspace: Path) -> Runtime:
     config = _config(workspace)
-    libraries = [Path(p).expanduser() for p in config.get("launch.driver_libraries", []) or []]
+    libraries = _libraries(config)
     sinks = config.get("audit.sinks", {}) or {}
     return Runtime(
         services=StepServices(DriverInvoker(workspace, libraries), SecretStore()),

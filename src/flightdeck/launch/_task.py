@@ -43,6 +43,7 @@ class StepTask:
     step_hosts: list[str] | None = None  # tool: hosts sealed in lock.stepTrust
     replay: dict[str, Any] | None = None  # llm-seam: recorded outputs to reuse
     tool_versions: dict[str, str] | None = None  # tool: lock.resolvedCapabilitySet
+    image: str | None = None  # tool: the pinned image (lock.resolvedImages), run inside it
     settings: StepSettings = field(default_factory=StepSettings)
 
     def to_dict(self) -> dict[str, Any]:

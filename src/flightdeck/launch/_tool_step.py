@@ -22,6 +22,7 @@ from typing import Any
 
 from flightdeck.guard import EgressProxy
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._relay import Relay
 from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepTask, split_outputs
@@ -38,7 +39,9 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         "step": task.step_id,
         "sandbox": "bubblewrap" if bwrap else "none",
         "network": "hosts" if hosts else "none",
+        "environment": _environment(task.image, bwrap),
         "allowedHosts": hosts,
+        "allowedEndpoints": [],
         "contacted": [],
     }
     audit = [{"kind": "launch.tool_network", "fields": record}]
@@ -50,22 +53,30 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
                 hint="install bubblewrap (apt-get install -y bubblewrap), or pass --no-sandbox"
                 " to run tool steps unsandboxed (recorded in the audit)",
             )
+        proxy = _proxy(hosts)
+        record["allowedEndpoints"] = sorted(str(e) for e in proxy.endpoints)
+        rootfs = await _image_rootfs(task, record) if task.image and bwrap else None
         command = [str(part) for part in task.step.get("command", [])]
         if command and task.tool_versions:
-            record["toolVersion"] = await check_tool_version(command[0], task.tool_versions)
-        proxy = EgressProxy(frozenset(h.lower().rstrip(".") for h in hosts))
+            inside = (bwrap, rootfs) if bwrap and rootfs else None
+            record["toolVersion"] = await check_tool_version(
+                command[0], task.tool_versions, inside=inside
+            )
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
             try:
-                files, skipped = await _execute(task, Path(scratch), bwrap, proxy)
+                files, skipped = await _execute(task, Path(scratch), bwrap, proxy, rootfs)
             finally:
                 record["contacted"] = sorted(set(proxy.contacted))
                 record["denied"] = sorted(set(proxy.denied))
+                record["decisions"] = [d.to_dict() for d in proxy.decisions]
         record["skipped"] = skipped
-        if proxy.denied:
+        refused = next((d for d in proxy.decisions if d.decision != "allowed"), None)
+        if refused is not None:
             raise LaunchError(
                 "egress_denied",
-                f"egress denied: the tool tried to reach {proxy.denied[0]}, outside the step's"
-                " sealed hosts",
+                f"egress denied: the tool asked {refused.method} {refused.target!r}"
+                f" ({refused.reason}); the step's sealed hosts admit"
+                f" {', '.join(record['allowedEndpoints']) or 'nothing'}",
             )
         value: Any = files
         names = list(task.step.get("outputs", []))
@@ -76,8 +87,47 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
     return StepOutcome("completed", result=value, outputs=outputs, audit=audit)
 
 
+def _environment(image: str | None, bwrap: str | None) -> str:
+    """What the step ran in, as the audit says it."""
+    if image and bwrap:
+        return f"image {image}"
+    if image:
+        return "host, unsandboxed (--no-sandbox): the pinned image is not used"
+    return "host tools, versions checked"
+
+
+def _proxy(hosts: list[str]) -> EgressProxy:
+    """The proxy for the sealed hosts; a declaration it could not honour
+    exactly is refused before anything runs."""
+    for entry in hosts:
+        try:
+            EgressProxy.check_declared(entry)
+        except EgressProxy.BadHost as exc:
+            raise LaunchError(
+                "egress.bad_host",
+                f"the sealed host {entry!r} cannot be honoured: {exc}",
+                hint="declare `host` (ports 80 and 443) or `host:port`, e.g. `api.example.com`,"
+                " `127.0.0.1:8080`, `[::1]:8443`",
+            ) from None
+    return EgressProxy(frozenset(hosts))
+
+
+async def _image_rootfs(task: StepTask, record: dict[str, Any]) -> Path:
+    """The pinned image's verified rootfs, pulled into the cache if missing
+    (a worker thread: pulling and hashing block)."""
+    from flightdeck.launch._image_cache import ImageCache
+
+    image = await asyncio.to_thread(ImageCache().ensure, str(task.image))
+    record["image"] = {"pinned": image.pinned, "tree": image.tree, "pulled": image.pulled}
+    return image.rootfs
+
+
 async def _execute(
-    task: StepTask, scratch: Path, bwrap: str | None, proxy: EgressProxy
+    task: StepTask,
+    scratch: Path,
+    bwrap: str | None,
+    proxy: EgressProxy,
+    rootfs: Path | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     mount_path = str(task.step.get("mount", {}).get("path") or DEFAULT_MOUNT)
     collect_path = str(task.step.get("collect", {}).get("path") or DEFAULT_COLLECT)
@@ -88,6 +138,7 @@ async def _execute(
         json.dumps(task.values, sort_keys=True, ensure_ascii=False), "utf-8"
     )
     command = [str(part) for part in task.step.get("command", [])]
+    relay: Relay | None = None
     if bwrap is not None:
         sandbox_env = {"FLIGHTDECK_MOUNT": mount_path, "FLIGHTDECK_COLLECT": collect_path}
         extra: list[tuple[Path, str]] = []
@@ -95,11 +146,14 @@ async def _execute(
             # Network only through the proxy: the sandbox keeps an empty netns.
             socket_path = scratch / "egress.sock"
             await proxy.start(socket_path)
-            extra.append((socket_path, EgressProxy.SOCKET_IN_SANDBOX))
             url = f"http://127.0.0.1:{EgressProxy.PORT}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
                 sandbox_env[name] = url
-            command = ["python3", "-c", EgressProxy.FORWARDER, *command]
+            if rootfs is not None:  # an image need not have python3: relay from the host
+                relay = Relay(socket_path)
+            else:
+                extra.append((socket_path, EgressProxy.SOCKET_IN_SANDBOX))
+                command = ["python3", "-c", EgressProxy.FORWARDER, *command]
         argv = bwrap_argv(
             bwrap,
             command,
@@ -107,6 +161,7 @@ async def _execute(
             collect=(host_collect, collect_path),
             binds=extra,
             env=sandbox_env,
+            rootfs=rootfs,
         )
         env = {"PATH": SAFE_PATH}
     else:
@@ -121,30 +176,47 @@ async def _execute(
             "FLIGHTDECK_COLLECT": str(host_collect),
         }
     try:
-        await _run(argv, env, cwd=host_collect, timeout=task.settings.tool_timeout)
+        await _run(argv, env, cwd=host_collect, timeout=task.settings.tool_timeout, relay=relay)
     finally:
         await proxy.close()
     return _collect(host_collect)
 
 
-async def _run(argv: list[str], env: dict[str, str], *, cwd: Path, timeout: float) -> None:
+async def _run(
+    argv: list[str],
+    env: dict[str, str],
+    *,
+    cwd: Path,
+    timeout: float,
+    relay: Relay | None = None,
+) -> None:
     try:
         process = await asyncio.create_subprocess_exec(
-            *argv,
+            *(relay.wrap(argv) if relay else argv),
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            pass_fds=relay.pass_fds if relay else (),
         )
     except OSError as exc:
+        if relay is not None:
+            await relay.stop()
         raise LaunchError("tool.not_found", f"cannot run {argv[0]}: {exc.strerror}") from None
     try:
+        if relay is not None:
+            await relay.started()
         _, stderr = await asyncio.wait_for(process.communicate(), timeout)
-    except TimeoutError:
+    except (TimeoutError, LaunchError) as exc:
         process.kill()
         await process.wait()
+        if isinstance(exc, LaunchError):
+            raise
         raise LaunchError("tool.timeout", f"the tool ran longer than {timeout:g}s") from None
+    finally:
+        if relay is not None:
+            await relay.stop()
     if process.returncode != 0:
         tail = stderr.decode("utf-8", "replace").strip()[-600:]
         raise LaunchError("tool.exit", f"the tool exited with status {process.returncode}: {tail}")

@@ -130,7 +130,7 @@ def _network(value: Any) -> Literal["allow", "deny"] | tuple[str, ...]:
 def egress_proxy(hosts: tuple[str, ...]) -> EgressProxy:
     from flightdeck.guard import EgressProxy
 
-    return EgressProxy(frozenset(hosts))
+    return EgressProxy(frozenset(hosts), any_port=True)  # hosts are named without ports here
 
 
 def sandbox_state(settings: SandboxSettings) -> tuple[str, str | None]:

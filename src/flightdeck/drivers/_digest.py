@@ -1,0 +1,216 @@
+"""The code digest of a driver: what freeze pins and launch re-checks.
+
+A workspace-local driver (`package_manager: local`, or any driver without an
+installed distribution behind it) is digested by content: its folder (the
+DRIVER.md and everything beside it), the TOOL.md files it implements and its
+local package tree. A driver backed by an installed distribution is digested
+by the distribution's name, version and the current bytes of every file its
+RECORD lists, plus the same manifest files. docs/canonical-bytes.md ("Code
+digests") defines the bytes so another implementation can recompute them.
+
+Symbolic links are refused rather than followed: a link can point the pinned
+name at content outside the digested tree, or at a different file each time.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import importlib.metadata
+import io
+import os.path
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from flightdeck.documents import DocumentKind, load_document
+from flightdeck.drivers._package import local_path
+
+DIGEST_PREFIX = "sha256:"
+
+
+class CodeDigestError(Exception):
+    """The code cannot be digested (a symlink, a missing package, an
+    unreadable file). `path` names the file concerned."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+
+@dataclass(frozen=True)
+class CodeDigest:
+    digest: str  # sha256:<hex> over the manifest bytes
+    files: Mapping[str, str] = field(default_factory=dict)  # name -> sha256:<hex>
+    distribution: str | None = None
+    version: str | None = None
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return DIGEST_PREFIX + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise CodeDigestError(f"cannot read {path}: {exc.strerror or exc}", str(path)) from None
+
+
+def _excluded(name: str) -> bool:
+    # Byte-code is written by the interpreter itself; it is not what was pinned.
+    parts = PurePosixPath(name).parts
+    return "__pycache__" in parts or name.endswith((".pyc", ".pyo"))
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Every regular file under `root`; a symbolic link anywhere is refused."""
+    if root.is_symlink():
+        raise CodeDigestError(f"{root} is a symbolic link; code pins refuse links", str(root))
+    if root.is_file():
+        yield root
+        return
+    for entry in sorted(root.iterdir()):
+        if entry.is_symlink():
+            raise CodeDigestError(f"{entry} is a symbolic link; code pins refuse links", str(entry))
+        if entry.is_dir():
+            if entry.name != "__pycache__":
+                yield from _walk(entry)
+        elif entry.is_file():
+            yield entry
+
+
+def _name(driver_dir: Path, file: Path) -> str:
+    # Lexical, like the DRIVER.md's own relative references (`../../.tools/…`).
+    relative = Path(os.path.relpath(file, driver_dir)).as_posix()
+    if "\n" in relative or "\r" in relative:
+        raise CodeDigestError(f"file name {relative!r} holds a line break", str(file))
+    return relative
+
+
+def _local_package(data: Mapping[str, Any], bases: list[Path]) -> Path | None:
+    """The local package's folder (or single module) the way import resolves it."""
+    rel = local_path(data)
+    if rel is None:
+        return None
+    for base in bases:
+        candidate = base / rel
+        if candidate.is_symlink():
+            raise CodeDigestError(f"{candidate} is a symbolic link", str(candidate))
+        entry = data.get("entrypoint")
+        if candidate.is_dir() and isinstance(entry, str) and entry.endswith(".py"):
+            if (candidate / entry).is_file():
+                return candidate
+        elif (candidate.is_dir() and (candidate / "__init__.py").is_file()) or candidate.is_file():
+            return candidate
+    return None
+
+
+def manifest_files(driver_file: Path, workspace: Path | None) -> tuple[dict[str, str], Any]:
+    """The driver's files by name (relative to the DRIVER.md's folder, POSIX
+    separators, `..` allowed) with their digests, and its frontmatter data."""
+    if driver_file.is_symlink():
+        raise CodeDigestError(f"{driver_file} is a symbolic link", str(driver_file))
+    document = load_document(driver_file, kind=DocumentKind.DRIVER).document
+    if document is None:
+        raise CodeDigestError(f"{driver_file} cannot be read as a DRIVER.md", str(driver_file))
+    data = document.data
+    driver_dir = driver_file.parent
+    found: list[Path] = list(_walk(driver_dir))
+    for entry in data.get("implements") or []:
+        ref = entry.get("tool") if isinstance(entry, dict) else None
+        if isinstance(ref, str) and ref.endswith(".md"):
+            tool = driver_dir / ref
+            if tool.is_symlink() or tool.is_file():
+                found.extend(_walk(tool))
+    if data.get("package_manager") == "local":
+        bases = [driver_dir] + ([workspace] if workspace is not None else [])
+        package = _local_package(data, bases)
+        if package is None:
+            raise CodeDigestError(
+                f"the local package {local_path(data)!r} of {driver_file} is not there",
+                str(driver_file),
+            )
+        found.extend(_walk(package))
+    files: dict[str, str] = {}
+    for file in found:
+        name = _name(driver_dir, file)
+        if not _excluded(name):
+            files[name] = _file_digest(file)
+    return files, data
+
+
+def manifest_bytes(
+    files: Mapping[str, str], distribution: str | None = None, version: str | None = None
+) -> bytes:
+    """`distribution <name> <version>\\n` (installed only), then one line per
+    file, `<hex>  <name>\\n`, sorted by the UTF-8 bytes of the name."""
+    head = f"distribution {distribution} {version}\n" if distribution is not None else ""
+    lines = [
+        f"{files[name].removeprefix(DIGEST_PREFIX)}  {name}\n"
+        for name in sorted(files, key=lambda n: n.encode("utf-8"))
+    ]
+    return (head + "".join(lines)).encode("utf-8")
+
+
+def digest_of(
+    files: Mapping[str, str], distribution: str | None = None, version: str | None = None
+) -> str:
+    return DIGEST_PREFIX + hashlib.sha256(manifest_bytes(files, distribution, version)).hexdigest()
+
+
+def distribution_files(name: str) -> tuple[str, dict[str, str]]:
+    """(version, {`dist:<RECORD path>`: digest of the file's current bytes})."""
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        raise CodeDigestError(f"distribution {name!r} is not installed") from None
+    record = dist.read_text("RECORD")
+    if record is None:
+        raise CodeDigestError(f"distribution {name!r} has no RECORD to pin")
+    files: dict[str, str] = {}
+    for row in csv.reader(io.StringIO(record)):
+        if not row or not row[0] or row[0].endswith("/RECORD") or _excluded(row[0]):
+            continue
+        located = Path(str(dist.locate_file(row[0])))
+        if located.is_symlink():
+            raise CodeDigestError(f"{located} is a symbolic link", str(located))
+        if located.is_file():  # a file RECORD lists but that is gone is not imported
+            files["dist:" + row[0]] = _file_digest(located)
+    return str(dist.version), files
+
+
+def record_mismatch(name: str) -> str | None:
+    """The first file whose bytes differ from the hash its RECORD states."""
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in dist.files or ():
+        if entry.hash is None or entry.hash.mode != "sha256":
+            continue
+        located = Path(str(dist.locate_file(entry)))
+        try:
+            raw = located.read_bytes()
+        except OSError:
+            return str(entry)
+        value = base64.urlsafe_b64encode(hashlib.sha256(raw).digest()).rstrip(b"=").decode()
+        if value != entry.hash.value:
+            return str(entry)
+    return None
+
+
+def driver_code(driver_file: Path, workspace: Path | None = None) -> CodeDigest:
+    """The code digest of the driver whose DRIVER.md is `driver_file`."""
+    files, data = manifest_files(driver_file, workspace)
+    if data.get("package_manager") in ("pip", "poetry"):
+        package = str(data.get("package", ""))
+        version, installed = distribution_files(package)
+        # The lock keeps no per-file list for a distribution (it can hold
+        # thousands of files); the manifest files are named on their own.
+        return CodeDigest(
+            digest_of({**files, **installed}, package, version),
+            files,
+            distribution=package,
+            version=version,
+        )
+    return CodeDigest(digest_of(files), files)

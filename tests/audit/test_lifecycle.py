@@ -1,0 +1,187 @@
+"""Lifecycle events: fired by implementors, launches and approvals; recorded in
+the audit; delivered to entry-point subscribers and `[[hooks]]` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.audit import (
+    Dispatcher,
+    Hook,
+    LifecycleEvent,
+    MemoryAuditSink,
+    fire,
+    flush_events,
+    hooks_from_config,
+)
+from tests.cli._run import run
+from tests.launch.conftest import Harness
+from tests.launch.test_contract import _handlers, _plan
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "drivers"
+# A hook that appends the event it reads on stdin, and the variable it was given.
+RECORDER = (
+    "import json, os, sys; e = json.load(sys.stdin); e['env'] = os.environ['FLIGHTDECK_EVENT'];"
+    " open(sys.argv[1], 'a').write(json.dumps(e) + '\\n')"
+)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_dispatcher_delivers_in_order_to_subscribers_and_matching_hooks(tmp_path: Path) -> None:
+    out = tmp_path / "hook.jsonl"
+    seen: list[dict[str, Any]] = []
+    hooks = [
+        Hook((sys.executable, "-c", RECORDER, str(out)), frozenset({"commit-completed"})),
+        Hook((sys.executable, "-c", "import time; time.sleep(30)"), None, timeout=0.2),
+        Hook(("/nonexistent/program",), None),
+    ]
+
+    def broken(event: dict[str, Any]) -> None:
+        raise RuntimeError("subscriber bug")
+
+    dispatcher = Dispatcher(hooks, [("broken", broken), ("seen", seen.append)])
+    for name in ("write", "commit-completed"):
+        dispatcher.deliver(LifecycleEvent(name, "test", "run-1", {"n": 1}))
+    dispatcher.flush()  # the slow hook was cut at its timeout; nothing raised
+    assert [e["event"] for e in seen] == ["write", "commit-completed"]
+    [delivered] = _lines(out)
+    assert delivered["event"] == delivered["env"] == "commit-completed"
+    assert delivered["run_id"] == "run-1" and delivered["fields"] == {"n": 1}
+
+
+def test_hook_config_entries_are_read_or_skipped() -> None:
+    hooks = hooks_from_config(
+        [
+            {"command": "notify-send 'plan done'", "events": ["run.finished"], "timeout": 3},
+            {"command": ["a", "b"], "event": "*"},
+            {"command": 5},  # not a command
+            {"command": "x", "timeout": -1},  # not a timeout
+            {"command": "unbalanced 'quote"},
+            "not a table",
+        ]
+    )
+    assert [(h.command, h.events, h.timeout) for h in hooks] == [
+        (("notify-send", "plan done"), frozenset({"run.finished"}), 3.0),
+        (("a", "b"), None, 10.0),
+    ]
+    assert hooks_from_config({"command": "x"}) == []  # a table, not an array of tables
+
+
+def test_fire_records_the_event_in_the_audit() -> None:
+    sink = MemoryAuditSink()
+    fire("write", source="test", run_id="r", fields={"tool": "t"}, audit=sink)
+    flush_events()
+    [record] = sink.records(kind="lifecycle.event")
+    assert (record.run_id, dict(record.fields)) == (
+        "r",
+        {"event": "write", "source": "test", "tool": "t"},
+    )
+
+
+def _workspace_with_events(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    shutil.copytree(EXAMPLES, workspace)
+    # The events come from the action the tool implements (its merged view).
+    action = workspace / ".actions" / "text-count" / "ACTION.md"
+    action.parent.mkdir(parents=True)
+    action.write_text(
+        "---\nschema: action/v1\nid: text:count\nversion: 1.0.0\n"
+        "description: Count things in a text.\nmutates: []\nrisk_level: 0\napproval: auto\n"
+        "fires_events: [text-counted]\n---\nPure.\n"
+    )
+    tool = workspace / ".tools" / "text-stats" / "TOOL.md"
+    text = tool.read_text()
+    tool.write_text(text.replace("version: 1.0.0\n", "version: 1.0.0\nimplements: text:count\n", 1))
+    return workspace
+
+
+def test_flightdeck_call_fires_the_tools_events_to_hooks_and_audit(
+    tmp_path: Path, fd_home: Path
+) -> None:
+    workspace = _workspace_with_events(tmp_path)
+    out = tmp_path / "events.jsonl"
+    (workspace / "flightdeck.toml").write_text(
+        "[[hooks]]\n"
+        f"command = {json.dumps([sys.executable, '-c', RECORDER, str(out)])}\n"
+        'events = ["text-counted"]\n'
+    )
+    proc = run(
+        "call",
+        "text.stats",
+        "--workspace",
+        str(workspace),
+        "--input",
+        '{"text": "a b"}',
+        cwd=workspace,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # The process waited for its hook before exiting.
+    [event] = _lines(out)
+    assert event["event"] == "text-counted" and event["source"] == "driver.call"
+    assert event["fields"]["tool"] == "text.stats"
+    assert event["fields"]["driver"] == "textstats-local"
+    proc = run("audit", "list", "--kind", "lifecycle.event", "--format", "json")
+    [record] = json.loads(proc.stdout)
+    assert record["fields"]["event"] == "text-counted"
+
+
+def test_entry_point_subscribers_receive_events(tmp_path: Path, fd_home: Path) -> None:
+    workspace = _workspace_with_events(tmp_path)
+    site = tmp_path / "site"
+    (site / "fdsub-0.1.dist-info").mkdir(parents=True)
+    (site / "fdsub-0.1.dist-info" / "METADATA").write_text("Name: fdsub\nVersion: 0.1\n")
+    (site / "fdsub-0.1.dist-info" / "entry_points.txt").write_text(
+        "[flightdeck.subscribers]\nrecord = fdsub:on_event\n"
+    )
+    (site / "fdsub.py").write_text(
+        textwrap.dedent(
+            """
+            import json, os
+
+            def on_event(event):
+                with open(os.environ["FDSUB_OUT"], "a") as f:
+                    f.write(json.dumps(event) + "\\n")
+            """
+        )
+    )
+    out = tmp_path / "sub.jsonl"
+    proc = run(
+        "call",
+        "text.stats",
+        "--workspace",
+        str(workspace),
+        "--input",
+        '{"text": "a"}',
+        env={"PYTHONPATH": os.pathsep.join([str(site), *sys.path[1:]]), "FDSUB_OUT": str(out)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [e["event"] for e in _lines(out)] == ["text-counted"]
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Harness:
+    return Harness(tmp_path)
+
+
+def test_a_launch_fires_approval_waiting_and_run_finished(harness: Harness, tmp_path: Path) -> None:
+    _handlers(harness, [])
+    result = harness.run(_plan(tmp_path))
+    assert result.status == "pending-approval"
+    fired = [
+        (r["event"], r.get("step"), r.get("status")) for r in harness.records("lifecycle.event")
+    ]
+    assert fired == [
+        ("approval.waiting", "file", None),
+        ("run.finished", None, "pending-approval"),
+    ]

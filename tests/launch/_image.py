@@ -1,0 +1,112 @@
+"""A tiny image built by the test itself: Debian's static busybox plus a
+marker file, pushed layer by layer to the loopback registry."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import httpx
+
+from tests.flightplan._registry import _upload
+
+BUSYBOX = Path("/bin/busybox")
+INSTALL_HINT = "install Debian's busybox-static (apt-get install -y busybox-static)"
+MARKER = "only the image has this\n"
+
+
+def busybox_available() -> bool:
+    if not BUSYBOX.is_file():
+        return False
+    head = BUSYBOX.read_bytes()[:4096]
+    return head.startswith(b"\x7fELF") and b"/lib64/ld-linux" not in head  # static only
+
+
+def layer(entries: list[tuple[str, str, bytes | str]], *, gz: bool = False) -> bytes:
+    """A tar layer of (name, kind, data): kind file|exec|link|dir|char."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, kind, data in entries:
+            info = tarfile.TarInfo(name)
+            info.mtime = 0
+            if kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, str(data)
+                tar.addfile(info)
+            elif kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            elif kind == "char":
+                info.type, info.devmajor, info.devminor = tarfile.CHRTYPE, 1, 3
+                tar.addfile(info)
+            else:
+                body = data if isinstance(data, bytes) else data.encode()
+                info.size = len(body)
+                info.mode = {"exec": 0o755, "suid": 0o4755}.get(kind, 0o644)
+                tar.addfile(info, io.BytesIO(body))
+    raw = buffer.getvalue()
+    return gzip.compress(raw, mtime=0) if gz else raw
+
+
+def busybox_layers() -> list[tuple[bytes, bool]]:
+    """Layer 1: busybox, its applet links, a marker and a file layer 2 deletes
+    (a whiteout) ; layer 2 (gzip): a second file, a device node (dropped)."""
+    applets = ["sh", "cat", "ls", "test", "echo", "stat", "wc", "wget"]
+    first = layer(
+        [
+            ("bin", "dir", b""),
+            ("bin/busybox", "exec", BUSYBOX.read_bytes()),
+            *[(f"bin/{a}", "link", "busybox") for a in applets],
+            ("etc", "dir", b""),
+            ("etc/flightdeck-marker", "file", MARKER),
+            ("etc/removed-by-layer-2", "file", "gone\n"),
+        ]
+    )
+    second = layer(
+        [
+            ("etc/.wh.removed-by-layer-2", "file", b""),
+            ("etc/second", "file", "layer two\n"),
+            ("dev-null-copy", "char", b""),
+        ],
+        gz=True,
+    )
+    return [(first, False), (second, True)]
+
+
+def push(address: str, repository: str, tag: str, layers: list[tuple[bytes, bool]]) -> str:
+    """Push the layers as an OCI image; the manifest digest."""
+    base = f"http://{address}"
+    media = "application/vnd.oci.image.layer.v1.tar"
+    with httpx.Client(timeout=20) as client:
+        config = json.dumps(
+            {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}
+        ).encode()
+        manifest = json.dumps(
+            {
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "config": {
+                    "mediaType": "application/vnd.oci.image.config.v1+json",
+                    "digest": _upload(client, base, repository, config),
+                    "size": len(config),
+                },
+                "layers": [
+                    {
+                        "mediaType": media + ("+gzip" if gz else ""),
+                        "digest": _upload(client, base, repository, blob),
+                        "size": len(blob),
+                    }
+                    for blob, gz in layers
+                ],
+            }
+        ).encode()
+        put = client.put(
+            f"{base}/v2/{repository}/manifests/{tag}",
+            content=manifest,
+            headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"},
+        )
+        assert put.status_code == 201, put.text
+    return "sha256:" + hashlib.sha256(manifest).hexdigest()
