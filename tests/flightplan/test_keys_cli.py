@@ -66,7 +66,7 @@ def test_rotate_by_cosigning_then_revoke_the_old_key(tmp_path: Path) -> None:
 
 def test_plan_without_publisher_is_pinned_per_name(tmp_path: Path) -> None:
     pair = generate_keys(tmp_path)
-    out = _ok("freeze", example_path(), "--signing-key", pair.private_path)
+    out = _ok("freeze", example_path(), "--signing-key", pair.private_path, "--no-code-pins")
     assert f"pinned signing key {pair.key_id}" in out
     _ok("keyring", "untrust", "--plan", NAME)
     assert _code("verify", NAME) == "verify.key_unpinned"

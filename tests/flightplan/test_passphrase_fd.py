@@ -65,7 +65,15 @@ def test_keys_generate_and_freeze_read_the_passphrase_from_a_pipe(tmp_path: Path
         load_private_key(key, b"pipe phrase\n")
     assert load_private_key(key, b"pipe phrase") is not None
 
-    freeze = ["freeze", str(example_path()), "--signing-key", str(key), "--format", "json"]
+    freeze = [
+        "freeze",
+        str(example_path()),
+        "--no-code-pins",
+        "--signing-key",
+        str(key),
+        "--format",
+        "json",
+    ]
     done = _run_with_fd(freeze, b"wrong")
     assert done.returncode == 1
     assert json.loads(done.stdout)["error"]["code"] == "freeze.passphrase_wrong"
@@ -82,7 +90,8 @@ def test_without_a_terminal_there_is_no_prompt(tmp_path: Path) -> None:
     assert not (tmp_path / "flightdeck.key").exists()
     pair = generate_keys(tmp_path / "enc", "enc", b"s3cret")
     done = _run_with_fd(
-        ["freeze", str(example_path()), "--signing-key", str(pair.private_path)], None
+        ["freeze", str(example_path()), "--no-code-pins", "--signing-key", str(pair.private_path)],
+        None,
     )
     assert done.returncode == 1 and "freeze.passphrase_needed" in done.stderr
 
@@ -167,7 +176,15 @@ def test_on_a_terminal_the_passphrase_is_prompted_for(tmp_path: Path) -> None:
     key = tmp_path / "flightdeck.key"
     assert load_private_key(key, b"tty phrase") is not None
     code, out = _on_a_terminal(
-        ["freeze", str(example_path()), "--signing-key", str(key), "--format", "json"],
+        [
+            "freeze",
+            str(example_path()),
+            "--no-code-pins",
+            "--signing-key",
+            str(key),
+            "--format",
+            "json",
+        ],
         [b"tty phrase"],
     )
     assert code == 0, out
