@@ -185,9 +185,10 @@ CASES = [
     Case("freeze-version-not-semver",
          ("freeze", "plan/SKILL.md", *SIGNED, "--version", "v1!"), 1,
          ("freeze.invalid_version",)),
+    # freeze reads the keyring's revocations before it signs.
     Case("freeze-data-dir-is-a-file",
          ("freeze", "plan/SKILL.md", *SIGNED, "--workspace", "plan"), 1,
-         ("store.unwritable",), damage=_data_is_a_file),
+         ("keyring.unreadable",), damage=_data_is_a_file),
     Case("freeze-json-tool-md", ("freeze", "TOOL.md", *SIGNED, "--format", "json"), 1,
          (), json_error="freeze.invalid_plan"),
     # verify / skills

@@ -26,6 +26,7 @@ _COMMANDS: dict[str, str] = {
     "graph": "flightdeck.cli.graph:graph",
     "freeze": "flightdeck.cli.freeze:freeze",
     "verify": "flightdeck.cli.verify:verify",
+    "sign": "flightdeck.cli.sign:sign",
     "keys": "flightdeck.cli.keys:keys",
     "keyring": "flightdeck.cli.keyring:keyring",
     "skills": "flightdeck.cli.skills:skills",

@@ -25,7 +25,7 @@ if _typing.TYPE_CHECKING:
         PinnedOnlyResolver,
         parse_image_ref,
     )
-    from flightdeck.flightplan._keyring import Keyring, TrustedKey
+    from flightdeck.flightplan._keyring import Keyring, Revocation, TrustedKey
     from flightdeck.flightplan._lint import lint_document, lint_plan
     from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
     from flightdeck.flightplan._models import (
@@ -42,10 +42,12 @@ if _typing.TYPE_CHECKING:
         Step,
         TrustContract,
     )
+    from flightdeck.flightplan._passphrase import read_passphrase_fd, resolve_passphrase
     from flightdeck.flightplan._pins import CodeResolver, action_refs
     from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
     from flightdeck.flightplan._read import read_plan
     from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
+    from flightdeck.flightplan._sign import CoSignOutcome, cosign_version
     from flightdeck.flightplan._signing import (
         KeyPair,
         generate_keys,
@@ -111,6 +113,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
     "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
     "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
+    "read_passphrase_fd": ("flightdeck.flightplan._passphrase", "read_passphrase_fd"),
+    "resolve_passphrase": ("flightdeck.flightplan._passphrase", "resolve_passphrase"),
+    "CoSignOutcome": ("flightdeck.flightplan._sign", "CoSignOutcome"),
+    "cosign_version": ("flightdeck.flightplan._sign", "cosign_version"),
+    "Revocation": ("flightdeck.flightplan._keyring", "Revocation"),
     "VerifiedPlan": ("flightdeck.flightplan._verify", "VerifiedPlan"),
     "locate_plan": ("flightdeck.flightplan._verify", "locate_plan"),
     "verify_plan": ("flightdeck.flightplan._verify", "verify_plan"),
@@ -121,6 +128,7 @@ __all__ = [
     "ActionRequirement",
     "Binding",
     "CatalogTool",
+    "CoSignOutcome",
     "CodePin",
     "CodeResolver",
     "Environment",
@@ -141,6 +149,7 @@ __all__ = [
     "Resolution",
     "ResolvedCapability",
     "ResolvedImage",
+    "Revocation",
     "Signature",
     "SkillStore",
     "Step",
@@ -153,6 +162,7 @@ __all__ = [
     "canonical_bytes",
     "catalog",
     "content_hash",
+    "cosign_version",
     "format_cycle",
     "freeze_file",
     "freeze_loaded",
@@ -168,11 +178,13 @@ __all__ = [
     "parse_binding",
     "parse_image_ref",
     "parse_plan",
+    "read_passphrase_fd",
     "read_plan",
     "render_dot",
     "render_graph",
     "render_mermaid",
     "render_svg",
+    "resolve_passphrase",
     "resolve_version",
     "verify_plan",
 ]

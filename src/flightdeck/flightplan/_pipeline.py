@@ -8,10 +8,13 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import FrozenPlan, freeze_file
 from flightdeck.flightplan._images import ImageResolver
+from flightdeck.flightplan._keyring import Keyring
+from flightdeck.flightplan._passphrase import Passphrase
 from flightdeck.flightplan._pins import CodeResolver
-from flightdeck.flightplan._signing import load_private_key
+from flightdeck.flightplan._signing import key_id, load_private_key
 from flightdeck.flightplan._store import SkillStore, StoredVersion
 
 
@@ -20,9 +23,10 @@ class FreezeOutcome:
     frozen: FrozenPlan
     stored: StoredVersion
     created: bool  # False: the identical version was already in the store
+    key_pinned: bool = False  # the signing key was pinned for the plan name just now
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.stored.to_dict(), "created": self.created}
+        return {**self.stored.to_dict(), "created": self.created, "key_pinned": self.key_pinned}
 
 
 def freeze_plan(
@@ -34,17 +38,38 @@ def freeze_plan(
     resolver: ImageResolver | None = None,
     store: SkillStore | None = None,
     code: CodeResolver | None = None,
+    passphrase: Passphrase = None,
+    keyring: Keyring | None = None,
 ) -> FreezeOutcome:
     """Parse, lint, resolve, lock, hash, sign and store. `signing_key` may be a
     loaded key, a PEM path or PEM text; None reads `FLIGHTDECK_SIGNING_KEY`.
+    `passphrase` opens an encrypted key (see `load_private_key`).
     With `code`, action refs' driver code is pinned and the resolver's
-    workspace is remembered beside the version (meta.json, unsigned)."""
+    workspace is remembered beside the version (meta.json, unsigned).
+
+    A plan without a publisher is vouched for by a key pinned for its name;
+    the user who signs it with their own private key pins that key here (never
+    a key that came with an artifact), so verify and launch accept it."""
     key = (
-        signing_key if isinstance(signing_key, Ed25519PrivateKey) else load_private_key(signing_key)
+        signing_key
+        if isinstance(signing_key, Ed25519PrivateKey)
+        else load_private_key(signing_key, passphrase)
     )
+    ring = keyring or Keyring()
+    signer = key_id(key.public_key())
+    if signer in ring.revoked():
+        raise FlightPlanError(
+            "freeze.key_revoked",
+            f"the signing key {signer} is revoked in the keyring",
+            hint="sign with a current key ('flightdeck keys generate')",
+        )
     frozen = freeze_file(
         path, key, publisher=publisher, version=version, resolver=resolver, code=code
     )
     workspace = code.workspace if code is not None else None
     stored, created = (store or SkillStore()).put(frozen, workspace=workspace)
-    return FreezeOutcome(frozen, stored, created)
+    pinned = False
+    if publisher is None and not any(k.key_id == signer for k in ring.pinned_for(frozen.name)):
+        ring.trust_plan(frozen.name, frozen.public_key_pem)
+        pinned = True
+    return FreezeOutcome(frozen, stored, created, pinned)

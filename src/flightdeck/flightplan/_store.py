@@ -5,6 +5,8 @@
         lock.json         the lock section alone, JCS + newline
         SKILL.md.sig      the detached signature envelope (JSON)
         signer.pub.pem    the signer's Ed25519 public key
+        SKILL.md.<hex>.sig  co-signatures by other keys (see _cosign), the only
+                          files ever added to a stored version
         meta.json         an unsigned index (name, version, hash, publisher, key id,
                           signing time) copied from the signed statement; never
                           read for a decision. `workspace`, when freeze pinned
@@ -142,6 +144,34 @@ class SkillStore:
             raise
         return self._entry(target), True
 
+    def add_cosignature(self, folder: Path, name: str, raw: bytes) -> bool:
+        """Add the co-signature file `name` to a stored version; True when
+        written, False when the identical file is already there."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.root / ".store.lock")):
+                path = folder / name
+                if path.is_file() and path.read_bytes() == raw:
+                    return False
+                if path.exists() or path.is_symlink():
+                    raise FlightPlanError(
+                        "store.version_conflict",
+                        f"{path} already holds a different co-signature",
+                        hint="co-signatures are deterministic: this file was changed; "
+                        "remove it and sign again",
+                        where=str(path),
+                    )
+                # Written whole then renamed: a reader never sees half a file.
+                temp = folder / f".tmp-{os.getpid()}-{name}"
+                temp.write_bytes(raw)
+                os.replace(temp, path)
+                return True
+        except OSError as exc:
+            raise FlightPlanError(
+                "store.unwritable",
+                f"cannot write {folder / name}: {exc.strerror or exc}",
+            ) from None
+
     def list(self) -> list[StoredVersion]:
         if not self.root.is_dir():
             return []
@@ -210,8 +240,8 @@ class SkillStore:
                 raise FlightPlanError(
                     "store.version_conflict",
                     f"{target} already holds a different {name}",
-                    hint="a stored version is immutable; same content with another key or "
-                    "a changed store file is refused",
+                    hint="a stored version is immutable; to add a signature by another key "
+                    "run 'flightdeck sign NAME@VERSION --signing-key KEY'",
                 )
         return self._entry(target)
 

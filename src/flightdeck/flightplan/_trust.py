@@ -111,6 +111,21 @@ class TrustState:
                 return TrustDecision(record, False)
             return TrustDecision(known, False)
 
+    def move_owner(self, name: str, old: str, new: str) -> bool:
+        """Re-pin `name` from owner `old` to `new`, keeping its high-water mark;
+        False (no change) when `name` is not pinned to `old`. The caller has
+        proof of continuity (a version signed by both keys)."""
+        with self._lock():
+            records = self._read()
+            known = records.get(name)
+            if known is None or known.owner != old:
+                return False
+            records[name] = TrustRecord(
+                name, new, known.version, known.content_hash, known.pinned_at
+            )
+            self._write(records)
+            return True
+
     def _lock(self) -> FileLock:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
