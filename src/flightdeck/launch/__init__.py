@@ -56,6 +56,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
+    from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._setup import code_resolver, configured_runtime, configured_settings
     from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
     from flightdeck.launch._transforms import (
@@ -109,6 +110,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StepServices": ("flightdeck.launch._services", "StepServices"),
     "provider_from_settings": ("flightdeck.launch._services", "provider_from_settings"),
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
+    "check_actions": ("flightdeck.launch._preflight", "check_actions"),
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
     "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
@@ -155,6 +157,7 @@ __all__ = [
     "StepTask",
     "TransformContext",
     "bwrap_path",
+    "check_actions",
     "code_resolver",
     "configured_runtime",
     "configured_settings",
