@@ -32,6 +32,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._audit import AuditRouter, sink_from_spec
     from flightdeck.launch._conclude import RunResult
     from flightdeck.launch._drivers import DriverInvoker
+    from flightdeck.launch._dryrun import DryRun, dry_run
     from flightdeck.launch._errors import LaunchError
     from flightdeck.launch._events import LaunchEvent
     from flightdeck.launch._executor import Executor, LocalExecutor, execute_step
@@ -49,6 +50,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
     from flightdeck.launch._paths import rewrite, select
     from flightdeck.launch._pins import frozen_workspace
+    from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._redact import redact
     from flightdeck.launch._report import run_list, run_report
@@ -56,7 +58,6 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
-    from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._setup import code_resolver, configured_runtime, configured_settings
     from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
     from flightdeck.launch._transforms import (
@@ -111,6 +112,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "provider_from_settings": ("flightdeck.launch._services", "provider_from_settings"),
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
     "check_actions": ("flightdeck.launch._preflight", "check_actions"),
+    "DryRun": ("flightdeck.launch._dryrun", "DryRun"),
+    "dry_run": ("flightdeck.launch._dryrun", "dry_run"),
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
     "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
@@ -132,6 +135,7 @@ __all__ = [
     "AuditRouter",
     "Credential",
     "DriverInvoker",
+    "DryRun",
     "EgressDenied",
     "EgressPolicy",
     "Executor",
@@ -161,6 +165,7 @@ __all__ = [
     "code_resolver",
     "configured_runtime",
     "configured_settings",
+    "dry_run",
     "execute_step",
     "frozen_workspace",
     "get_transform",
