@@ -200,6 +200,12 @@ class _Progress:
 @click.option("--llm-provider", help="anthropic | openai (env FLIGHTDECK_LLM_PROVIDER).")
 @click.option("--llm-model", help="Model for llm-seam steps without their own.")
 @click.option("--llm-base-url", help="OpenAI-compatible base URL (local servers).")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Verify, resolve inputs, drivers, credentials and approvals, and print what would run;"
+    " nothing runs and no run is recorded.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def launch(
     target: str | None,
@@ -220,6 +226,7 @@ def launch(
     llm_provider: str | None,
     llm_model: str | None,
     llm_base_url: str | None,
+    dry_run: bool,
     fmt: str,
 ) -> None:
     """Verify a Flight Plan, resolve its inputs once, run its step graph with
@@ -233,6 +240,7 @@ def launch(
       flightdeck launch --resume run-20250101T000000-ab12cd --approve all
       flightdeck launch ./SKILL.md --unsigned
       flightdeck launch metrics-digest@1.0.0 --verify-credentials
+      flightdeck launch metrics-digest@1.0.0 --dry-run
     """
     if target is None and resume is None:
         raise click.UsageError("name a plan (NAME[@VERSION] or PATH) or pass --resume RUN_ID")
@@ -242,7 +250,7 @@ def launch(
     if no_sandbox:
         click.echo("warning: tool steps run WITHOUT a sandbox (recorded in the audit)", err=True)
     progress = _Progress(terminal)
-    if out_dir is not None:
+    if out_dir is not None and not dry_run:
         _ensure_out_dir(out_dir)
 
     def ask_input(item: Input) -> str | None:
@@ -288,6 +296,10 @@ def launch(
         runtime = configured_runtime(workspace.resolve())
         if expected_key is not None:
             runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
+        if dry_run:
+            from flightdeck.cli._dry_run import show_dry_run
+
+            show_dry_run(target, options, runtime, fmt)
         with progress:
             result = _run_interruptibly(run_launch(target, options, runtime))
     except KeyboardInterrupt:

@@ -56,6 +56,7 @@ if _typing.TYPE_CHECKING:
         load_public_key,
     )
     from flightdeck.flightplan._store import SkillStore, StoredVersion
+    from flightdeck.flightplan._trust import TrustState
     from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -112,6 +113,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_private_key": ("flightdeck.flightplan._signing", "load_private_key"),
     "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
     "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
+    "TrustState": ("flightdeck.flightplan._trust", "TrustState"),
     "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
     "read_passphrase_fd": ("flightdeck.flightplan._passphrase", "read_passphrase_fd"),
     "resolve_passphrase": ("flightdeck.flightplan._passphrase", "resolve_passphrase"),
@@ -156,6 +158,7 @@ __all__ = [
     "StepGraph",
     "StoredVersion",
     "TrustContract",
+    "TrustState",
     "TrustedKey",
     "VerifiedPlan",
     "action_refs",

@@ -34,6 +34,7 @@ from flightdeck.flightplan import (
     Input,
     Keyring,
     SkillStore,
+    TrustState,
     content_hash,
     load_plan,
     verify_plan,
@@ -94,6 +95,7 @@ class Runtime:
     store: SkillStore | None = None
     keyring: Keyring | None = None
     expected_key: bytes | None = None  # `launch --key PUB`: the signer must be this key
+    trust: TrustState | None = None  # default: data_dir()/trust.json
 
 
 def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> VerifiedTarget:
@@ -110,7 +112,11 @@ def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> Verif
         return VerifiedTarget(loaded.plan, path, digest, unsigned=True)
     try:
         verified = verify_plan(
-            target, store=runtime.store, keyring=runtime.keyring, key=runtime.expected_key
+            target,
+            store=runtime.store,
+            keyring=runtime.keyring,
+            key=runtime.expected_key,
+            trust=runtime.trust,
         )
     except FlightPlanError as exc:
         hint = exc.hint
