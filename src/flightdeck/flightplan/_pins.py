@@ -80,11 +80,8 @@ def _refuse_mismatches(plan: FlightPlan, document: Document, resolver: CodeResol
         return
     for diag in check(plan):
         if diag.is_error:
-            code = (
-                "freeze.driver_not_found"
-                if diag.code == "lint.driver_not_found"
-                else ("freeze.step_mismatch")
-            )
+            unresolved = diag.code in ("lint.driver_not_found", "lint.tool_not_implemented")
+            code = "freeze.driver_not_found" if unresolved else "freeze.step_mismatch"
             raise FlightPlanError(
                 code,
                 diag.message,
