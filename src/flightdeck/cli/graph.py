@@ -12,17 +12,21 @@ from flightdeck.flightplan import FlightPlanError, load_plan, render_graph
 
 @click.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot", "svg"]), default="mermaid")
+@click.option(
+    "--format", "fmt", type=click.Choice(["mermaid", "dot", "svg", "json"]), default="mermaid"
+)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to a file.")
 def graph(path: Path, fmt: str, out: Path | None) -> None:
     """Print the step graph: inputs, steps by kind (the llm-seam marked),
-    outputs, and binding edges. `svg` needs Graphviz's `dot`.
+    outputs, and binding edges. `svg` needs Graphviz's `dot`; `json` gives
+    the nodes and edges as data.
 
     \b
     Examples:
       flightdeck graph SKILL.md
       flightdeck graph SKILL.md --format dot | dot -Tpng > plan.png
       flightdeck graph SKILL.md --format svg --out plan.svg
+      flightdeck graph SKILL.md --format json
     """
     load = load_plan(path)
     if load.plan is None or not load.ok:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
+from flightdeck.cli._render import fail
 from flightdeck.flightplan import FlightPlanError, Keyring, key_id, load_public_key
 
 
@@ -16,9 +16,7 @@ def keyring() -> None:
     """Which keys may publish Flight Plans for which authority."""
 
 
-def _fail(exc: FlightPlanError) -> NoReturn:
-    click.echo(exc.describe(), err=True)
-    raise SystemExit(1)
+_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 
 
 @keyring.command()
@@ -30,7 +28,8 @@ def _fail(exc: FlightPlanError) -> NoReturn:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="The publisher's Ed25519 public key (PEM).",
 )
-def trust(publisher: str, key_path: Path) -> None:
+@_FORMAT
+def trust(publisher: str, key_path: Path, fmt: str) -> None:
     """Trust KEY for PUBLISHER (github://owner covers all its repos).
 
     \b
@@ -40,18 +39,21 @@ def trust(publisher: str, key_path: Path) -> None:
     try:
         entry = Keyring().trust(publisher, key_path.read_bytes())
     except FlightPlanError as exc:
-        _fail(exc)
+        fail(exc, fmt)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, **entry.to_dict()}, indent=2))
+        return
     click.echo(f"trusted {entry.key_id} for {entry.publisher}")
 
 
 @keyring.command("list")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@_FORMAT
 def list_keys(fmt: str) -> None:
     """List trusted publishers and key ids."""
     try:
         entries = Keyring().entries()
     except FlightPlanError as exc:
-        _fail(exc)
+        fail(exc, fmt)
     if fmt == "json":
         click.echo(json.dumps([e.to_dict() for e in entries], indent=2))
         return
@@ -69,12 +71,16 @@ def list_keys(fmt: str) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Remove only this public key (default: every key of PUBLISHER).",
 )
-def untrust(publisher: str, key_path: Path | None) -> None:
+@_FORMAT
+def untrust(publisher: str, key_path: Path | None, fmt: str) -> None:
     """Stop trusting PUBLISHER's keys."""
     try:
         pem = key_path.read_bytes() if key_path else None
         only = key_id(load_public_key(pem, code="keyring.invalid_key")) if pem else None
         removed = Keyring().untrust(publisher, only)
     except FlightPlanError as exc:
-        _fail(exc)
+        fail(exc, fmt)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, "publisher": publisher, "removed": removed}, indent=2))
+        return
     click.echo(f"removed {removed} key(s) for {publisher}")

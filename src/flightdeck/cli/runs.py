@@ -39,7 +39,7 @@ def list_runs(limit: int, fmt: str) -> None:
     if not rows:
         click.echo("no runs yet")
     for row in rows:
-        click.echo(f"{row['runId']}  {row['status']:<16} {row['plan']}  {row['startedAt']}")
+        click.echo(f"{row['run_id']}  {row['status']:<16} {row['plan']}  {row['started_at']}")
 
 
 @runs.command("show")
@@ -54,14 +54,14 @@ def show_run(run_id: str, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"run {report['runId']}: {report['status']}  plan {report['plan']}")
-    click.echo(f"  plan hash {report['contentHash']}  launched {report['launchTime']}")
+    click.echo(f"run {report['run_id']}: {report['status']}  plan {report['plan']}")
+    click.echo(f"  plan hash {report['content_hash']}  launched {report['launch_time']}")
     if report["error"]:
         error = report["error"]
         click.echo(f"  error: {error.get('message')} [{error.get('code')}]")
     click.echo("  steps:")
     for step in report["steps"]:
-        took = f"{step['durationMs']:.1f} ms" if step["durationMs"] is not None else "-"
+        took = f"{step['duration_ms']:.1f} ms" if step["duration_ms"] is not None else "-"
         click.echo(
             f"    {step['id']:<24} {step['status']:<16} {took:>12}  tries {step['attempts']}"
         )
@@ -70,7 +70,7 @@ def show_run(run_id: str, fmt: str) -> None:
     for output in report["outputs"]:
         click.echo(
             f"  output {output['name']}: {output['path'] or '(in run record)'}"
-            f" {output['mimeType']} {output['bytes']} bytes sha256 {output['sha256'][:16]}"
+            f" {output['mime_type']} {output['bytes']} bytes sha256 {output['sha256'][:16]}"
         )
     click.echo(f"  audit records: {len(report['audit'])}")
     for record in report["audit"]:

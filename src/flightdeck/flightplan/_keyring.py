@@ -33,9 +33,9 @@ class TrustedKey:
     def to_dict(self) -> dict[str, str]:
         return {
             "publisher": self.publisher,
-            "keyId": self.key_id,
-            "publicKey": self.public_key_pem,
-            "addedAt": self.added_at,
+            "key_id": self.key_id,
+            "public_key": self.public_key_pem,
+            "added_at": self.added_at,
         }
 
 
@@ -120,11 +120,12 @@ class Keyring:
                 f'cannot read keyring {self.path}: expected {{"keys": [...]}}',
                 hint="fix or remove the file, then trust the publishers' keys again",
             )
+        # Keyrings written before the snake_case change say keyId/publicKey/addedAt.
+        entries = [_snake_entry(i) for i in items if isinstance(i, dict)]
         return [
-            TrustedKey(i["publisher"], i["keyId"], i["publicKey"], i.get("addedAt", ""))
-            for i in items
-            if isinstance(i, dict)
-            and all(isinstance(i.get(f), str) for f in ("publisher", "keyId", "publicKey"))
+            TrustedKey(i["publisher"], i["key_id"], i["public_key"], i.get("added_at", ""))
+            for i in entries
+            if all(isinstance(i.get(f), str) for f in ("publisher", "key_id", "public_key"))
         ]
 
     def _write(self, keys: list[TrustedKey]) -> None:
@@ -154,3 +155,15 @@ def _check_publisher(publisher: str) -> None:
             "keyring.invalid_publisher",
             f"'{publisher}' is not github://owner or github://owner/repo",
         )
+
+
+_LEGACY_KEYS = {"keyId": "key_id", "publicKey": "public_key", "addedAt": "added_at"}
+
+
+def _snake_entry(item: dict[str, Any]) -> dict[str, Any]:
+    """An entry with its pre-snake_case names (keyId, ...) read as the new ones."""
+    out = dict(item)
+    for old, new in _LEGACY_KEYS.items():
+        if old in out and new not in out:
+            out[new] = out.pop(old)
+    return out

@@ -38,7 +38,7 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         "step": task.step_id,
         "sandbox": "bubblewrap" if bwrap else "none",
         "network": "hosts" if hosts else "none",
-        "allowedHosts": hosts,
+        "allowed_hosts": hosts,
         "contacted": [],
     }
     audit = [{"kind": "launch.tool_network", "fields": record}]
@@ -52,7 +52,7 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
             )
         command = [str(part) for part in task.step.get("command", [])]
         if command and task.tool_versions:
-            record["toolVersion"] = await check_tool_version(command[0], task.tool_versions)
+            record["tool_version"] = await check_tool_version(command[0], task.tool_versions)
         proxy = EgressProxy(frozenset(h.lower().rstrip(".") for h in hosts))
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
             try:
