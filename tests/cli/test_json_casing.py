@@ -81,9 +81,9 @@ def _json_commands() -> set[str]:
                 walk(sub, f"{path} {name}".strip(), ctx)
             return
         for param in command.params:
-            if param.name == "fmt" and isinstance(param.type, click.Choice):
-                if "json" in param.type.choices:
-                    found.add(path)
+            choice = param.type if isinstance(param.type, click.Choice) else None
+            if param.name == "fmt" and choice is not None and "json" in choice.choices:
+                found.add(path)
 
     walk(cli, "", click.Context(cli))
     return found
@@ -115,6 +115,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     }
     _saved_session(tmp / "home" / "data" / "sessions")
     keys = tmp / "keys"
+    drivers = str(ROOT / "examples" / "drivers")
     steps: list[tuple[str, list[str]]] = [
         ("keys generate", ["keys", "generate", "--out", str(keys), "--name", "demo"]),
         ("keyring trust", ["keyring", "trust", PUBLISHER, "--key", str(keys / "demo.pub")]),
@@ -154,15 +155,15 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         ("runs list", ["runs", "list"]),
         ("runs show", ["runs", "show", "RUN"]),
         ("inspect", ["inspect", str(ROOT / "examples/workspace/.tools/notes-append/TOOL.md")]),
-        ("drivers list", ["drivers", "list", "--workspace", str(ROOT / "examples/drivers")]),
-        ("drivers show", ["drivers", "show", "text", "--workspace", str(ROOT / "examples/drivers")]),
+        ("drivers list", ["drivers", "list", "--workspace", drivers]),
+        ("drivers show", ["drivers", "show", "text", "--workspace", drivers]),
         (
             "call",
             [
                 "call",
                 "text.stats",
                 "--workspace",
-                str(ROOT / "examples/drivers"),
+                drivers,
                 "--input",
                 '{"text": "to be"}',
             ],
