@@ -63,3 +63,8 @@ def freeze(
     label = f"@{entry.version}" if entry.version else ""
     click.echo(f"{entry.name}{label} {state}: {entry.content_hash}")
     click.echo(f"  stored at {entry.path}")
+    for warning in outcome.warnings:
+        text = f"warning: {warning['message']} [{warning['code']}]"
+        click.echo(click.style(text, fg="yellow"), err=True)
+        if warning["hint"]:
+            click.echo(f"hint: {warning['hint']}", err=True)

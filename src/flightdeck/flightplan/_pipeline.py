@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import FrozenPlan, freeze_file
 from flightdeck.flightplan._images import ImageResolver
+from flightdeck.flightplan._keyring import Keyring
 from flightdeck.flightplan._signing import load_private_key
 from flightdeck.flightplan._store import SkillStore, StoredVersion
 
@@ -19,9 +21,11 @@ class FreezeOutcome:
     frozen: FrozenPlan
     stored: StoredVersion
     created: bool  # False: the identical version was already in the store
+    # Not errors: the version is stored. Each is {code, message, hint}.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.stored.to_dict(), "created": self.created}
+        return {**self.stored.to_dict(), "created": self.created, "warnings": self.warnings}
 
 
 def freeze_plan(
@@ -32,12 +36,44 @@ def freeze_plan(
     version: str | None = None,
     resolver: ImageResolver | None = None,
     store: SkillStore | None = None,
+    keyring: Keyring | None = None,
 ) -> FreezeOutcome:
     """Parse, lint, resolve, lock, hash, sign and store. `signing_key` may be a
-    loaded key, a PEM path or PEM text; None reads `FLIGHTDECK_SIGNING_KEY`."""
+    loaded key, a PEM path or PEM text; None reads `FLIGHTDECK_SIGNING_KEY`.
+    With a publisher, `keyring` (default: the user's) is only read, to warn
+    when it does not trust the signing key for that publisher."""
     key = (
         signing_key if isinstance(signing_key, Ed25519PrivateKey) else load_private_key(signing_key)
     )
     frozen = freeze_file(path, key, publisher=publisher, version=version, resolver=resolver)
     stored, created = (store or SkillStore()).put(frozen)
-    return FreezeOutcome(frozen, stored, created)
+    warnings = _trust_warnings(frozen, stored, keyring or Keyring())
+    return FreezeOutcome(frozen, stored, created, warnings)
+
+
+def _trust_warnings(
+    frozen: FrozenPlan, stored: StoredVersion, keyring: Keyring
+) -> list[dict[str, str]]:
+    """Freezing for a publisher whose keyring entry lacks this key succeeds,
+    but verify and launch will refuse the plan: say so now, with the fix."""
+    publisher = frozen.publisher
+    if publisher is None:
+        return []
+    key = frozen.signature.key_id
+    try:
+        trusted = any(entry.key_id == key for entry in keyring.trusted_for(publisher))
+    except FlightPlanError as exc:
+        return [
+            {"code": "freeze.publisher_untrusted", "message": exc.message, "hint": exc.hint or ""}
+        ]
+    if trusted:
+        return []
+    public = stored.path / "signer.pub.pem"
+    return [
+        {
+            "code": "freeze.publisher_untrusted",
+            "message": f"the signing key {key} is not trusted for {publisher} in the keyring;"
+            " verify and launch will refuse this plan (verify.publisher_untrusted)",
+            "hint": f"flightdeck keyring trust {publisher} --key {public}",
+        }
+    ]
