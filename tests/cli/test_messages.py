@@ -58,7 +58,7 @@ def test_freeze_warns_when_the_key_is_not_trusted_for_the_publisher(fd_home: Pat
     assert done.returncode == 0, done.stderr  # stored all the same
     assert "warning:" in done.stderr and "freeze.publisher_untrusted" in done.stderr
     hint = next(line for line in done.stderr.splitlines() if line.startswith("hint: "))
-    command = hint.removeprefix("hint: flightdeck ").split()
+    command = hint.split("flightdeck ", 1)[1].split()
     assert command[:3] == ["keyring", "trust", "github://acme"]
     # The hint is a command that works, and after it verify passes and freeze is quiet.
     assert run(*command).returncode == 0

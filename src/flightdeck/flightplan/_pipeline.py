@@ -74,6 +74,9 @@ def _trust_warnings(
             "code": "freeze.publisher_untrusted",
             "message": f"the signing key {key} is not trusted for {publisher} in the keyring;"
             " verify and launch will refuse this plan (verify.publisher_untrusted)",
-            "hint": f"flightdeck keyring trust {publisher} --key {public}",
+            # The signer holds the private key, so the public key freeze just
+            # stored is theirs; a consumer must get it from the publisher.
+            "hint": f"if you publish as {publisher}: flightdeck keyring trust {publisher}"
+            f" --key {public}",
         }
     ]
