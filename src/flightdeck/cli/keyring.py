@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from flightdeck.cli._render import fail
+from flightdeck.cli._render import fail, print_table
 from flightdeck.flightplan import FlightPlanError, Keyring, key_id, load_public_key
 
 
@@ -59,8 +59,10 @@ def list_keys(fmt: str) -> None:
         return
     if not entries:
         click.echo("the keyring is empty")
-    for entry in entries:
-        click.echo(f"{entry.publisher}  {entry.key_id}  added {entry.added_at}")
+        return
+    print_table(
+        ["publisher", "key id", "added"], [(e.publisher, e.key_id, e.added_at) for e in entries]
+    )
 
 
 @keyring.command()
