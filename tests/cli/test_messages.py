@@ -4,8 +4,11 @@ freeze for a publisher whose keyring does not trust the signing key."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.cli._run import run
 
@@ -14,20 +17,30 @@ DRIVERS = ROOT / "examples" / "drivers"
 PLAN = ROOT / "examples" / "flightplans" / "metrics-digest" / "SKILL.md"
 
 
-def test_call_unknown_tool_says_so_and_lists_known_tools() -> None:
-    done = run("call", "text.stat", "--workspace", str(DRIVERS))
+@pytest.fixture(scope="module")
+def drivers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example drivers without the OpenAI ones (their SDK import is slow)."""
+    copy = tmp_path_factory.mktemp("drivers") / "ws"
+    shutil.copytree(DRIVERS, copy)
+    for name in ("openai-sdk", "openai-stream-sdk"):
+        shutil.rmtree(copy / ".drivers" / name)
+    return copy
+
+
+def test_call_unknown_tool_says_so_and_lists_known_tools(drivers: Path) -> None:
+    done = run("call", "text.stat", "--workspace", str(drivers))
     assert done.returncode == 1
     assert "call.unknown_tool" in done.stderr and "no tool text.stat" in done.stderr
     assert "no candidate qualifies" not in done.stderr
     assert "known tools: " in done.stderr and "text.stats" in done.stderr
-    data = json.loads(run("call", "nosuch", "--workspace", str(DRIVERS), "--format", "json").stdout)
+    data = json.loads(run("call", "nosuch", "--workspace", str(drivers), "--format", "json").stdout)
     assert data["ok"] is False and data["error"]["code"] == "call.unknown_tool"
     assert "text.word-stream" in data["error"]["details"]["known_tools"]
 
 
-def test_call_known_tool_no_qualifying_driver_is_still_no_driver() -> None:
+def test_call_known_tool_no_qualifying_driver_is_still_no_driver(drivers: Path) -> None:
     # The tool exists; a policy tag no driver carries is a different problem.
-    done = run("call", "text.stats", "--workspace", str(DRIVERS), "--require-tag", "nope")
+    done = run("call", "text.stats", "--workspace", str(drivers), "--require-tag", "nope")
     assert done.returncode == 1 and "no_driver" in done.stderr
     assert "call.unknown_tool" not in done.stderr
 
