@@ -51,14 +51,19 @@ def _spec_audit_fields() -> set[str]:
 SPEC_NAMES = _spec_audit_fields()
 
 
-def non_snake_keys(value: Any, where: str = "") -> list[str]:
+# Objects under these keys are maps keyed by a user's names (tool ids, step
+# ids, input names, MCP server names), not field names: their keys are data.
+ID_MAPS = {"tools", "steps", "inputs", "mcp_servers"}
+
+
+def non_snake_keys(value: Any, where: str = "", keys_are_data: bool = False) -> list[str]:
     """Pointers of keys that are not snake_case, spec audit-field names aside."""
     bad: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
-            if not SNAKE.fullmatch(key) and key not in SPEC_NAMES:
+            if not keys_are_data and not SNAKE.fullmatch(key) and key not in SPEC_NAMES:
                 bad.append(f"{where}/{key}")
-            bad += non_snake_keys(item, f"{where}/{key}")
+            bad += non_snake_keys(item, f"{where}/{key}", key in ID_MAPS and not keys_are_data)
     elif isinstance(value, list):
         for n, item in enumerate(value):
             bad += non_snake_keys(item, f"{where}/{n}")
@@ -68,6 +73,9 @@ def non_snake_keys(value: Any, where: str = "") -> list[str]:
 def test_the_checker_finds_camel_case_keys() -> None:
     assert non_snake_keys({"run_id": 1, "x": [{"contentHash": 2}]}) == ["/x/0/contentHash"]
     assert non_snake_keys({"fields": {"connector-hash": "sha256:"}}) == []
+    assert non_snake_keys({"tools": {"text.stats": {"functionRef": 1}}}) == [
+        "/tools/text.stats/functionRef"
+    ]
 
 
 def _json_commands() -> set[str]:
@@ -161,7 +169,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         ("runs show", ["runs", "show", "RUN"]),
         ("inspect", ["inspect", str(ROOT / "examples/workspace/.tools/notes-append/TOOL.md")]),
         ("drivers list", ["drivers", "list", "--workspace", drivers]),
-        ("drivers show", ["drivers", "show", "text", "--workspace", drivers]),
+        ("drivers show", ["drivers", "show", "textstats-local", "--workspace", drivers]),
         (
             "call",
             [
@@ -207,6 +215,10 @@ def test_the_walk_saw_a_real_run(outputs: dict[str, Any]) -> None:
     kinds = {record["kind"] for record in outputs["runs show"]["audit"]}
     assert {"launch.run", "launch.action_call", "launch.output"} <= kinds
     assert outputs["graph"]["nodes"] and outputs["graph"]["edges"]
+    failed = [
+        name for name, out in outputs.items() if isinstance(out, dict) and out.get("ok") is False
+    ]
+    assert failed == [], failed  # an error object would hide the command's real keys
 
 
 # Stores written by older versions (camelCase) are still read --------------
