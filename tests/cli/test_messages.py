@@ -99,3 +99,11 @@ def test_freeze_json_carries_the_warning(fd_home: Path) -> None:
     )
     assert done.returncode == 0
     assert [w["code"] for w in frozen["warnings"]] == ["freeze.publisher_untrusted"]
+
+
+def test_graph_json_of_an_invalid_plan_is_a_json_error() -> None:
+    tool = ROOT / "examples" / "workspace" / ".tools" / "notes-append" / "TOOL.md"
+    done = run("graph", str(tool), "--format", "json")
+    assert done.returncode == 1
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "graph.invalid_plan" and error["diagnostics"]
