@@ -229,7 +229,8 @@ CASES = [
          2, ("must be followed by a file name",)),
     Case("call-action-md", ("call", "ACTION.md", "--workspace", "ws"), 1,
          ("no_driver", "not a file")),
-    Case("call-unknown-tool", ("call", "no.such", "--workspace", "ws"), 1, ("no_driver", "-v")),
+    Case("call-unknown-tool", ("call", "no.such", "--workspace", "ws"), 1,
+         ("call.unknown_tool", "no tool no.such")),
     # drivers
     Case("drivers-show-binary-manifest", ("drivers", "show", "broken", "--workspace", "ws"), 1,
          ("document.binary",)),

@@ -65,4 +65,12 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point. Usage errors exit 2 (click's convention)."""
-    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="flightdeck")
+    from flightdeck.cli._render import color_choice
+
+    # The root context's `color` is inherited by every subcommand's, and
+    # click.echo strips or keeps ANSI codes by it.
+    cli.main(
+        args=argv if argv is not None else sys.argv[1:],
+        prog_name="flightdeck",
+        color=color_choice(),
+    )

@@ -104,3 +104,8 @@ def freeze(
             f"  no publisher: pinned signing key {outcome.frozen.signature.key_id} "
             f"for {entry.name} in the keyring"
         )
+    for warning in outcome.warnings:
+        text = f"warning: {warning['message']} [{warning['code']}]"
+        click.echo(click.style(text, fg="yellow"), err=True)
+        if warning["hint"]:
+            click.echo(f"hint: {warning['hint']}", err=True)

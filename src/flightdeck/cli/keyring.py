@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
+from flightdeck.cli._render import fail, print_table
 from flightdeck.flightplan import FlightPlanError, Keyring, key_id, load_public_key
 
 
@@ -17,9 +17,7 @@ def keyring() -> None:
     """Which keys may publish Flight Plans for which authority."""
 
 
-def _fail(exc: FlightPlanError) -> NoReturn:
-    click.echo(exc.describe(), err=True)
-    raise SystemExit(1)
+_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 
 
 def _scope(publisher: str | None, plan: str | None) -> None:
@@ -44,7 +42,8 @@ _plan_option = click.option(
     help="The publisher's Ed25519 public key (PEM), obtained from the publisher.",
 )
 @click.option("--force", is_flag=True, help="Trust a revoked key again (lifts the revocation).")
-def trust(publisher: str | None, plan: str | None, key_path: Path, force: bool) -> None:
+@_FORMAT
+def trust(publisher: str | None, plan: str | None, key_path: Path, force: bool, fmt: str) -> None:
     """Trust KEY for PUBLISHER (github://owner covers all its repos), or pin
     it for the plan name --plan NAME.
 
@@ -62,19 +61,22 @@ def trust(publisher: str | None, plan: str | None, key_path: Path, force: bool) 
         else:
             entry = ring.trust(publisher or "", pem, force=force)
     except FlightPlanError as exc:
-        _fail(exc)
+        fail(exc, fmt)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, **entry.to_dict()}, indent=2))
+        return
     click.echo(f"trusted {entry.key_id} for {entry.scope}")
 
 
 @keyring.command("list")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@_FORMAT
 def list_keys(fmt: str) -> None:
     """List trusted publishers, plan-name pins, key ids and revoked keys."""
     try:
         ring = Keyring()
         entries, revoked = ring.entries(), ring.revocations()
     except FlightPlanError as exc:
-        _fail(exc)
+        fail(exc, fmt)
     if fmt == "json":
         # A plain list of entries, as before revocations existed; a revoked
         # key's entry says so (`revoked`: the record, else null).
@@ -82,19 +84,25 @@ def list_keys(fmt: str) -> None:
         out = [{**e.to_dict(), "revoked": records.get(e.key_id)} for e in entries]
         listed = {e.key_id for e in entries}
         out += [
-            {"keyId": r.key_id, "revoked": r.to_dict()} for r in revoked if r.key_id not in listed
+            {"key_id": r.key_id, "revoked": r.to_dict()} for r in revoked if r.key_id not in listed
         ]
         click.echo(json.dumps(out, indent=2))
         return
     if not entries and not revoked:
         click.echo("the keyring is empty")
-    flagged = {r.key_id for r in revoked}
-    for entry in entries:
-        mark = "  REVOKED" if entry.key_id in flagged else ""
-        click.echo(f"{entry.scope}  {entry.key_id}  added {entry.added_at}{mark}")
-    for record in revoked:
-        reason = f": {record.reason}" if record.reason else ""
-        click.echo(f"revoked  {record.key_id}  at {record.revoked_at}{reason}")
+        return
+    flagged = {r.key_id: r for r in revoked}
+    rows = [
+        (entry.scope, entry.key_id, entry.added_at, "REVOKED" if entry.key_id in flagged else "")
+        for entry in entries
+    ]
+    listed = {entry.key_id for entry in entries}
+    rows += [
+        ("-", r.key_id, "", f"REVOKED {r.revoked_at}" + (f": {r.reason}" if r.reason else ""))
+        for r in revoked
+        if r.key_id not in listed
+    ]
+    print_table(["for", "key id", "added", "state"], rows)
 
 
 @keyring.command()
@@ -106,7 +114,8 @@ def list_keys(fmt: str) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Remove only this public key (default: every key of PUBLISHER or the plan).",
 )
-def untrust(publisher: str | None, plan: str | None, key_path: Path | None) -> None:
+@_FORMAT
+def untrust(publisher: str | None, plan: str | None, key_path: Path | None, fmt: str) -> None:
     """Stop trusting PUBLISHER's keys (or the keys pinned for --plan NAME)."""
     _scope(publisher, plan)
     try:
@@ -118,14 +127,19 @@ def untrust(publisher: str | None, plan: str | None, key_path: Path | None) -> N
         else:
             removed = ring.untrust(publisher or "", only)
     except FlightPlanError as exc:
-        _fail(exc)
+        fail(exc, fmt)
+    if fmt == "json":
+        scope = {"publisher": publisher} if publisher else {"plan": plan}
+        click.echo(json.dumps({"ok": True, **scope, "removed": removed}, indent=2))
+        return
     click.echo(f"removed {removed} key(s) for {publisher or f'plan {plan}'}")
 
 
 @keyring.command()
 @click.argument("key")
 @click.option("--reason", default="", help="Why (kept in keyring.json and shown by list).")
-def revoke(key: str, reason: str) -> None:
+@_FORMAT
+def revoke(key: str, reason: str, fmt: str) -> None:
     """Revoke KEY (a key id, or a public key file): no signature by it counts
     again, for any publisher or plan, until 'keyring trust --force'.
 
@@ -139,5 +153,8 @@ def revoke(key: str, reason: str) -> None:
             key = key_id(load_public_key(path.read_bytes(), code="keyring.invalid_key"))
         record = Keyring().revoke(key, reason)
     except FlightPlanError as exc:
-        _fail(exc)
+        fail(exc, fmt)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, **record.to_dict()}, indent=2))
+        return
     click.echo(f"revoked {record.key_id} at {record.revoked_at}")

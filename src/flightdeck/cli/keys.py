@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from flightdeck.cli._passphrase import passphrase_fd_option, passphrase_source
+from flightdeck.cli._render import fail
 from flightdeck.flightplan import FlightPlanError, generate_keys, resolve_passphrase
 
 
@@ -31,19 +33,29 @@ def keys() -> None:
     "FLIGHTDECK_KEY_PASSPHRASE or a prompt (on a terminal).",
 )
 @passphrase_fd_option
-def generate(out: Path, name: str, encrypt: bool, passphrase_fd: int | None) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def generate(out: Path, name: str, encrypt: bool, passphrase_fd: int | None, fmt: str) -> None:
     """Write a PEM Ed25519 key pair: NAME.key (private, mode 0600) and NAME.pub.
 
     \b
     Example:
       flightdeck keys generate --out ~/.config/flightdeck/keys
+      flightdeck keys generate --name acme --format json
     """
     try:
         phrase = _passphrase(passphrase_fd) if encrypt else None
         pair = generate_keys(out, name, phrase)
     except FlightPlanError as exc:
-        click.echo(exc.describe(), err=True)
-        raise SystemExit(1) from None
+        fail(exc, fmt)
+    if fmt == "json":
+        data = {
+            "ok": True,
+            "private_key": str(pair.private_path),
+            "public_key": str(pair.public_path),
+            "key_id": pair.key_id,
+        }
+        click.echo(json.dumps(data, indent=2))
+        return
     click.echo(f"private key: {pair.private_path} (keep it secret)")
     click.echo(f"public key:  {pair.public_path}")
     click.echo(f"key id:      {pair.key_id}")

@@ -47,9 +47,9 @@ class TrustedKey:
         where = {"publisher": self.publisher} if self.publisher else {"plan": self.plan or ""}
         return {
             **where,
-            "keyId": self.key_id,
-            "publicKey": self.public_key_pem,
-            "addedAt": self.added_at,
+            "key_id": self.key_id,
+            "public_key": self.public_key_pem,
+            "added_at": self.added_at,
         }
 
 
@@ -60,7 +60,7 @@ class Revocation:
     reason: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"keyId": self.key_id, "revokedAt": self.revoked_at, "reason": self.reason}
+        return {"key_id": self.key_id, "revoked_at": self.revoked_at, "reason": self.reason}
 
 
 def _now() -> str:
@@ -202,7 +202,10 @@ class Keyring:
                 f'cannot read keyring {self.path}: expected {{"keys": [...], "revoked": [...]}}',
                 hint="fix or remove the file, then trust the publishers' keys again",
             )
-        return [k for k in map(_key, items) if k], [r for r in map(_revocation, revoked) if r]
+        # Keyrings written before the snake_case change say keyId/publicKey/addedAt.
+        keys = [_key(_snake_entry(i)) for i in items if isinstance(i, dict)]
+        revocations = [_revocation(_snake_entry(r)) for r in revoked if isinstance(r, dict)]
+        return [k for k in keys if k], [r for r in revocations if r]
 
     def _write(self, keys: list[TrustedKey], revoked: list[Revocation]) -> None:
         body = {
@@ -226,7 +229,7 @@ class Keyring:
 def _key(item: object) -> TrustedKey | None:
     if not isinstance(item, dict):
         return None
-    if not all(isinstance(item.get(f), str) for f in ("keyId", "publicKey")):
+    if not all(isinstance(item.get(f), str) for f in ("key_id", "public_key")):
         return None
     publisher, plan = item.get("publisher"), item.get("plan")
     if isinstance(publisher, str):
@@ -235,17 +238,19 @@ def _key(item: object) -> TrustedKey | None:
         return None  # neither a publisher nor a plan: it vouches for nothing
     return TrustedKey(
         publisher if isinstance(publisher, str) else None,
-        item["keyId"],
-        item["publicKey"],
-        str(item.get("addedAt", "")),
+        item["key_id"],
+        item["public_key"],
+        str(item.get("added_at", "")),
         plan,
     )
 
 
 def _revocation(item: object) -> Revocation | None:
-    if not isinstance(item, dict) or not isinstance(item.get("keyId"), str):
+    if not isinstance(item, dict) or not isinstance(item.get("key_id"), str):
         return None
-    return Revocation(item["keyId"], str(item.get("revokedAt", "")), str(item.get("reason", "")))
+    return Revocation(
+        item["key_id"], str(item.get("revoked_at", "")), str(item.get("reason", ""))
+    )
 
 
 def _sorted(keys: list[TrustedKey]) -> list[TrustedKey]:
@@ -267,3 +272,20 @@ def _check_plan(plan: str) -> None:
             f"'{plan}' is not a plan name",
             hint="lowercase letters, digits and single hyphens, as in the plan's frontmatter",
         )
+
+
+_LEGACY_KEYS = {
+    "keyId": "key_id",
+    "publicKey": "public_key",
+    "addedAt": "added_at",
+    "revokedAt": "revoked_at",
+}
+
+
+def _snake_entry(item: dict[str, Any]) -> dict[str, Any]:
+    """An entry with its pre-snake_case names (keyId, ...) read as the new ones."""
+    out = dict(item)
+    for old, new in _LEGACY_KEYS.items():
+        if old in out and new not in out:
+            out[new] = out.pop(old)
+    return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,16 @@ class FreezeOutcome:
     stored: StoredVersion
     created: bool  # False: the identical version was already in the store
     key_pinned: bool = False  # the signing key was pinned for the plan name just now
+    # Not errors: the version is stored. Each is {code, message, hint}.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.stored.to_dict(), "created": self.created, "key_pinned": self.key_pinned}
+        return {
+            **self.stored.to_dict(),
+            "created": self.created,
+            "key_pinned": self.key_pinned,
+            "warnings": self.warnings,
+        }
 
 
 def freeze_plan(
@@ -49,7 +56,9 @@ def freeze_plan(
 
     A plan without a publisher is vouched for by a key pinned for its name;
     the user who signs it with their own private key pins that key here (never
-    a key that came with an artifact), so verify and launch accept it."""
+    a key that came with an artifact), so verify and launch accept it.
+    With a publisher, `keyring` (default: the user's) is only read, to warn
+    when it does not trust the signing key for that publisher."""
     key = (
         signing_key
         if isinstance(signing_key, Ed25519PrivateKey)
@@ -72,4 +81,36 @@ def freeze_plan(
     if publisher is None and not any(k.key_id == signer for k in ring.pinned_for(frozen.name)):
         ring.trust_plan(frozen.name, frozen.public_key_pem)
         pinned = True
-    return FreezeOutcome(frozen, stored, created, pinned)
+    warnings = _trust_warnings(frozen, stored, ring)
+    return FreezeOutcome(frozen, stored, created, pinned, warnings)
+
+
+def _trust_warnings(
+    frozen: FrozenPlan, stored: StoredVersion, keyring: Keyring
+) -> list[dict[str, str]]:
+    """Freezing for a publisher whose keyring entry lacks this key succeeds,
+    but verify and launch will refuse the plan: say so now, with the fix."""
+    publisher = frozen.publisher
+    if publisher is None:
+        return []
+    key = frozen.signature.key_id
+    try:
+        trusted = any(entry.key_id == key for entry in keyring.trusted_for(publisher))
+    except FlightPlanError as exc:
+        return [
+            {"code": "freeze.publisher_untrusted", "message": exc.message, "hint": exc.hint or ""}
+        ]
+    if trusted:
+        return []
+    public = stored.path / "signer.pub.pem"
+    return [
+        {
+            "code": "freeze.publisher_untrusted",
+            "message": f"the signing key {key} is not trusted for {publisher} in the keyring;"
+            " verify and launch will refuse this plan (verify.publisher_untrusted)",
+            # The signer holds the private key, so the public key freeze just
+            # stored is theirs; a consumer must get it from the publisher.
+            "hint": f"if you publish as {publisher}: flightdeck keyring trust {publisher}"
+            f" --key {public}",
+        }
+    ]

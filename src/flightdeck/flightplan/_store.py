@@ -67,10 +67,10 @@ class StoredVersion:
             "name": self.name,
             "id": self.short_hash,
             "version": self.version,
-            "contentHash": self.content_hash,
+            "content_hash": self.content_hash,
             "publisher": self.publisher,
-            "keyId": self.key_id,
-            "frozenAt": self.frozen_at,
+            "key_id": self.key_id,
+            "frozen_at": self.frozen_at,
             "path": str(self.path),
         }
 
@@ -123,10 +123,10 @@ class SkillStore:
         meta = {
             "name": frozen.name,
             "version": frozen.version,
-            "contentHash": frozen.content_hash,
+            "content_hash": frozen.content_hash,
             "publisher": frozen.publisher,
-            "keyId": frozen.signature.key_id,
-            "frozenAt": statement.get("signedAt") or _frozen_at(),
+            "key_id": frozen.signature.key_id,
+            "frozen_at": statement.get("signedAt") or _frozen_at(),
         }
         if workspace is not None:
             # Only where launch looks for the pinned drivers by default: the

@@ -36,8 +36,8 @@ class TrustRecord:
         return {
             "owner": self.owner,
             "version": self.version,
-            "contentHash": self.content_hash,
-            "pinnedAt": self.pinned_at,
+            "content_hash": self.content_hash,
+            "pinned_at": self.pinned_at,
         }
 
 
@@ -160,8 +160,9 @@ class TrustState:
                     name,
                     item["owner"],
                     item.get("version") if isinstance(item.get("version"), str) else None,
-                    str(item.get("contentHash", "")),
-                    str(item.get("pinnedAt", "")),
+                    # trust.json written before the snake_case change: camelCase.
+                    str(item.get("content_hash", item.get("contentHash", ""))),
+                    str(item.get("pinned_at", item.get("pinnedAt", ""))),
                 )
         return out
 

@@ -58,10 +58,10 @@ class VerifiedPlan:
         return {
             "ok": True,
             "name": self.name,
-            "contentHash": self.content_hash,
+            "content_hash": self.content_hash,
             "version": self.version,
             "publisher": self.publisher,
-            "signerKeyId": self.signer_key_id,
+            "signer_key_id": self.signer_key_id,
             "signed_at": self.signed_at,
             "first_trust": self.first_trust,
             "path": str(self.path),

@@ -179,10 +179,10 @@ async def _read(item: Input, read_source: SourceReader | None) -> tuple[Any, dic
     value = select(result, path) if path else result
     read: dict[str, Any] = {
         "input": item.name,
-        "actionRef": ref,
+        "action_ref": ref,
         "args": {},
         "select": path,
-        "resultHash": value_hash(result),
-        "resultSummary": summarize(result),
+        "result_hash": value_hash(result),
+        "result_summary": summarize(result),
     }
     return value, read

@@ -77,7 +77,7 @@ async def run_seam(task: StepTask, services: StepServices) -> StepOutcome:
         "step": task.step_id,
         "provider": getattr(provider, "name", "?"),
         "model": response.model or model,
-        "promptSha256": "sha256:" + sha256_hex(prompt.encode("utf-8")),
+        "prompt_sha256": "sha256:" + sha256_hex(prompt.encode("utf-8")),
         "response": value_hash(value),
         "usage": {"input": response.usage.input_tokens, "output": response.usage.output_tokens},
         "replayed": False,
