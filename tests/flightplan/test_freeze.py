@@ -295,3 +295,13 @@ def test_skills_store_finds_by_label_hash_prefix_and_latest(
     listed = store.list()
     assert len(listed) == 2 and {e.version for e in listed} == {"1.2.0", "1.10.0"}
     assert {e.path for e in listed} == {one.stored.path, two.stored.path}
+
+
+def test_freeze_refuses_a_tool_version_the_catalog_lacks(tmp_path: Path, keys: KeyPair) -> None:
+    """gh@2.19.1 validates (seed 003) but no catalog gh matches it: freeze says so."""
+    data = example_data()
+    data["aileron"]["environment"]["tools"] = ["gh@2.19.1"]
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(_write(tmp_path, data), signing_key=keys.private_path)
+    assert caught.value.code == "freeze.tool_unresolved"
+    assert "2.62.0" in (caught.value.hint or "")

@@ -13,7 +13,12 @@ from collections.abc import Callable, Collection, Iterator
 
 from flightdeck.documents import Diagnostic, Document, Severity, locate, pointer_join
 from flightdeck.flightplan._bindings import parse_binding
-from flightdeck.flightplan._catalog import catalog, parse_tool_ref, resolve_version
+from flightdeck.flightplan._catalog import (
+    catalog,
+    parse_tool_ref,
+    resolve_version,
+    valid_version_spec,
+)
 from flightdeck.flightplan._graph import StepGraph, format_cycle
 from flightdeck.flightplan._models import FlightPlan, _list, _map
 from flightdeck.flightplan._read import read_plan
@@ -253,13 +258,33 @@ def _tools(plan: FlightPlan) -> Iterator[Diagnostic]:
             )
             continue
         programs.update(tool.programs)
-        if resolve_version(tool, ref.version) is None:
+        if not valid_version_spec(ref.version):
             yield _error(
-                "flightplan.unknown_tool_version",
-                f"no catalog version of '{ref.name}' matches '{ref.version}'",
+                "flightplan.invalid_tool_version",
+                f"'{ref.version}' is not a version of the grammar 2, 2.x or 2.19.1",
                 pointer,
-                f"catalog versions: {', '.join(tool.versions)} (grammar: 2, 2.x or 2.19.1)",
+                f"catalog versions of '{ref.name}': {', '.join(tool.versions)}",
             )
+        elif resolve_version(tool, ref.version) is None:
+            # The seed: "2, 2.x, and 2.19.1 all validate and freeze resolves
+            # it against the catalog", so a well-formed version the catalog
+            # lacks is valid here and refused only by freeze.
+            yield Diagnostic(
+                code="flightplan.unknown_tool_version",
+                message=f"no catalog version of '{ref.name}' matches '{ref.version}'"
+                "; freeze will refuse the plan",
+                severity=Severity.WARNING,
+                pointer=pointer,
+                hint=f"catalog versions: {', '.join(tool.versions)}",
+            )
+    if env and "image" not in env and not _list(env.get("tools")):
+        yield _error(
+            "flightplan.empty_environment",
+            "the environment declares no tool and no image",
+            pointer_join(_A, "environment"),
+            "declare at least one of environment.tools or environment.image,"
+            " or leave the environment out",
+        )
     for step in plan.steps:
         if step.kind != "tool":
             continue
