@@ -158,3 +158,23 @@ def test_driver_entries_may_name_their_tool_by_id(standard: Path, tmp_path: Path
     path = _driver(tmp_path / ".drivers" / "git" / "DRIVER.md", "git.push")
     got = _check(path, CheckContext(workspace=tmp_path))
     assert [d.code for d in got] == ["action_ref_unresolvable"]
+
+
+def test_an_implementor_of_an_invalid_action_points_at_the_actions_line(tmp_path: Path) -> None:
+    """One mistake, one diagnostic: not "no ACTION.md with id x:do" while the file is there."""
+    action = write(
+        tmp_path / ".actions" / "x-do" / "ACTION.md", action_md("x:do", extra="risk_level: 9\n")
+    )
+    for implements in ("x:do", "./.actions/x-do"):
+        path = _tool(tmp_path / "TOOL.md", implements)
+        got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
+        assert [(d.code, d.file, d.line) for d in got] == [("action_invalid", str(action), 6)]
+        assert "action " + implements + " is invalid" in got[0].message
+        assert "no .actions" not in got[0].message
+
+
+def test_an_invalid_action_with_another_id_is_not_the_answer(tmp_path: Path) -> None:
+    write(tmp_path / ".actions" / "y" / "ACTION.md", action_md("y:other", extra="risk_level: 9\n"))
+    path = _tool(tmp_path / "TOOL.md", "x:do")
+    got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
+    assert [d.code for d in got] == ["action_ref_unresolvable"]

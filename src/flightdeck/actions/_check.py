@@ -89,6 +89,15 @@ def resolve_for(
     try:
         found = context.resolver().resolve(ref, base_dir=base_dir)
     except ActionRefError as exc:
+        if exc.at is not None:
+            # One mistake, one diagnostic: the implementor points at the
+            # invalid action's own file:line, where the fix goes.
+            at = exc.at
+            hint = "fix that ACTION.md; this implementor is checked against it once it is valid"
+            located = Diagnostic(
+                exc.code, exc.reason, file=at.file, line=at.line, column=at.column, hint=hint
+            )
+            return None, [located]
         return None, [Diagnostic(exc.code, str(exc), Severity.ERROR, pointer=pointer)]
     except ActionDefinitionError as exc:  # an invalid inline action
         inline = pointer_join(pointer, "inline")
