@@ -168,7 +168,9 @@ def test_an_implementor_of_an_invalid_action_points_at_the_actions_line(tmp_path
     for implements in ("x:do", "./.actions/x-do"):
         path = _tool(tmp_path / "TOOL.md", implements)
         got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
-        assert [(d.code, d.file, d.line) for d in got] == [("action_invalid", str(action), 6)]
+        assert [(d.code, d.file, d.line) for d in got] == [
+            ("action_ref_unresolvable", str(action), 6)
+        ]
         assert "action " + implements + " is invalid" in got[0].message
         assert "no .actions" not in got[0].message
 

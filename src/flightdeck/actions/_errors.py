@@ -5,11 +5,11 @@ ActionDefinitionError   define_action / load_action refused a definition;
                         action.description_too_long, action.invalid_risk_level,
                         action.unknown_approval_class, ...)
 ActionRefError          a reference could not be resolved: code
-                        `action_ref_unresolvable` (AIP-39),
-                        `action_invalid` when the ref names an ACTION.md
-                        that is there but invalid (`at` locates its first
-                        problem), or `action_trust_downgrade` under strict
-                        resolution; `tried` lists every place looked at
+                        `action_ref_unresolvable` (AIP-39; when the ref
+                        finds an ACTION.md that is invalid, the message says
+                        so and `at` locates its first problem), or
+                        `action_trust_downgrade` under strict resolution;
+                        `tried` lists every place looked at
 TrustDowngradeWarning   (a Warning) the locked sha256 of a ref changed
 """
 
@@ -21,7 +21,6 @@ from flightdeck.documents import Diagnostic
 
 UNRESOLVABLE = "action_ref_unresolvable"
 TRUST_DOWNGRADE = "action_trust_downgrade"
-INVALID_ACTION = "action_invalid"
 
 
 class ActionDefinitionError(ValueError):

@@ -19,8 +19,8 @@ import semantic_version
 
 from flightdeck.actions._define import ActionHandle, define_action
 from flightdeck.actions._errors import (
-    INVALID_ACTION,
     TRUST_DOWNGRADE,
+    UNRESOLVABLE,
     ActionDefinitionError,
     ActionRefError,
     TrustDowngradeWarning,
@@ -227,8 +227,7 @@ def _invalid(ref: ActionRef, file: Path, exc: ActionDefinitionError) -> ActionRe
         ref.raw,
         f"action {ref.raw} is invalid: {detail}{more}",
         [f"{file}: not a valid action ({', '.join(exc.codes)})"],
-        code=INVALID_ACTION,
-        at=first or Diagnostic(INVALID_ACTION, "invalid", file=str(file)),
+        at=first or Diagnostic(UNRESOLVABLE, "invalid", file=str(file)),
     )
 
 
