@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flightdeck.actions import CheckContext, Lock, check_document
+from flightdeck.actions import CheckContext, Lock, check_document, lock_workspace
 from flightdeck.documents import Diagnostic, DocumentKind, load_document
 from tests.actions.conftest import action_md, write
 
@@ -83,13 +83,11 @@ def test_file_refs_resolve_from_the_tool_folder(tmp_path: Path) -> None:
     assert [d.code for d in got] == ["lowers_risk_level"]
 
 
-def test_lock_is_written_only_in_a_marked_workspace(standard: Path, tmp_path: Path) -> None:
+def test_checking_never_writes_the_lock(standard: Path, tmp_path: Path) -> None:
     path = _tool(tmp_path / "TOOL.md", f'"{STD}/storage-read"')
-    _check(path, CheckContext(workspace=tmp_path, libraries=[standard]))
-    assert not (tmp_path / "flightdeck.lock").exists()
     (tmp_path / "flightdeck.toml").write_text("")
     _check(path, CheckContext(workspace=tmp_path, libraries=[standard]))
-    assert (tmp_path / "flightdeck.lock").exists()
+    assert not (tmp_path / "flightdeck.lock").exists()
 
 
 def test_trust_downgrade_is_a_warning_or_an_error_when_strict(tmp_path: Path) -> None:
@@ -98,6 +96,7 @@ def test_trust_downgrade_is_a_warning_or_an_error_when_strict(tmp_path: Path) ->
     action = write(lib / ".actions" / "repo-tag" / "ACTION.md", action_md("repo:tag"))
     ws = tmp_path / "ws"
     path = _tool(ws / "TOOL.md", '"@acme/verbs/repo-tag"')
+    assert lock_workspace(ws, "create", libraries=[lib]).written
     assert (
         _check(path, CheckContext(workspace=ws, libraries=[lib], lock=Lock.for_workspace(ws))) == []
     )

@@ -196,7 +196,9 @@ class ActionResolver:
     ) -> tuple[Diagnostic, ...]:
         if self.lock is None or key is None:
             return ()
-        entry = LockEntry(action.id, action.version, action.sha256, str(action.source or ""))
+        entry = LockEntry(
+            action.id, action.version, action.sha256, self.lock.relative(action.source)
+        )
         old = self.lock.observe(key, entry, relock=self.relock)
         if old is None:
             return ()
@@ -211,7 +213,7 @@ class ActionResolver:
                 TRUST_DOWNGRADE,
                 message,
                 Severity.WARNING,
-                hint="review the change, then re-lock (remove the entry from flightdeck.lock)",
+                hint="review the change, then re-lock with 'flightdeck lock update'",
             ),
         )
 
