@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+# The built-in transforms launch provides (flightdeck.launch keeps the code;
+# this layer may not import it). A host can register more, so lint only warns
+# about a name outside this list.
+TRANSFORMS = ("identity", "template", "csv", "json", "select", "html-render")
+
 _VERSION = re.compile(r"^\d+(\.(\d+|x)){0,2}$")
 _TOOL_REF = re.compile(r"^([a-z0-9][a-z0-9._-]*)@(.+)$")
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Iterator
 from flightdeck.documents import Diagnostic, Document, Severity, locate, pointer_join
 from flightdeck.flightplan._bindings import parse_binding
 from flightdeck.flightplan._catalog import (
+    TRANSFORMS,
     catalog,
     parse_tool_ref,
     resolve_version,
@@ -311,6 +312,20 @@ def _tools(plan: FlightPlan) -> Iterator[Diagnostic]:
             )
 
 
+def _transforms(plan: FlightPlan) -> Iterator[Diagnostic]:
+    for step in plan.steps:
+        name = step.raw.get("transform")
+        if step.kind == "transform" and isinstance(name, str) and name not in TRANSFORMS:
+            yield Diagnostic(
+                code="flightplan.unknown_transform",
+                message=f"transform step '{step.id}' names '{name}', not a built-in transform",
+                severity=Severity.WARNING,
+                pointer=pointer_join(_STEPS, step.index, "transform"),
+                hint=_choices("built-in transforms", TRANSFORMS)
+                + "; launch refuses it unless the host registers it",
+            )
+
+
 def _secret_material(plan: FlightPlan) -> Iterator[Diagnostic]:
     actions = f"{_A}/requires/actions"
     roots = [pointer_join(actions, a.index, "trustContract") for a in plan.requires]
@@ -395,6 +410,7 @@ _CHECKS: tuple[Check, ...] = (
     _materialized,
     _llm_keys,
     _tools,
+    _transforms,
     _secret_material,
     _sealed_trust,
 )
