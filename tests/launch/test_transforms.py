@@ -223,11 +223,13 @@ def test_html_render_links_are_noopener_and_needs_text() -> None:
 
 
 def test_lint_knows_every_builtin_transform() -> None:
-    from flightdeck.flightplan import TRANSFORMS
+    from flightdeck.flightplan import builtin_transforms
     from flightdeck.launch import transform_names
 
-    assert set(TRANSFORMS) <= set(transform_names())
-    assert {"identity", "template", "csv", "json", "select", "html-render"} == set(TRANSFORMS)
+    assert set(builtin_transforms()) <= set(transform_names())
+    assert {"identity", "template", "csv", "json", "select", "html-render"} == set(
+        builtin_transforms()
+    )
 
 
 def test_html_render_runs_in_a_plan_under_the_deny_all_policy(

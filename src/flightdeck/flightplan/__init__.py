@@ -15,7 +15,12 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._bindings import Binding, parse_binding
     from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
-    from flightdeck.flightplan._catalog import TRANSFORMS, CatalogTool, catalog, resolve_version
+    from flightdeck.flightplan._catalog import (
+        CatalogTool,
+        builtin_transforms,
+        catalog,
+        resolve_version,
+    )
     from flightdeck.flightplan._errors import FlightPlanError
     from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
     from flightdeck.flightplan._graph import StepGraph, format_cycle
@@ -61,7 +66,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "canonical_bytes": ("flightdeck.flightplan._canonical", "canonical_bytes"),
     "content_hash": ("flightdeck.flightplan._canonical", "content_hash"),
     "CatalogTool": ("flightdeck.flightplan._catalog", "CatalogTool"),
-    "TRANSFORMS": ("flightdeck.flightplan._catalog", "TRANSFORMS"),
+    "builtin_transforms": ("flightdeck.flightplan._catalog", "builtin_transforms"),
     "catalog": ("flightdeck.flightplan._catalog", "catalog"),
     "resolve_version": ("flightdeck.flightplan._catalog", "resolve_version"),
     "FlightPlanError": ("flightdeck.flightplan._errors", "FlightPlanError"),
@@ -114,7 +119,6 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 
 __all__ = [
-    "TRANSFORMS",
     "ActionRequirement",
     "Binding",
     "CatalogTool",
@@ -144,6 +148,7 @@ __all__ = [
     "TrustContract",
     "TrustedKey",
     "VerifiedPlan",
+    "builtin_transforms",
     "canonical_bytes",
     "catalog",
     "content_hash",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterator
 from flightdeck.documents import Diagnostic, Document, Severity, locate, pointer_join
 from flightdeck.flightplan._bindings import parse_binding
 from flightdeck.flightplan._catalog import (
-    TRANSFORMS,
+    builtin_transforms,
     catalog,
     parse_tool_ref,
     resolve_version,
@@ -315,13 +315,13 @@ def _tools(plan: FlightPlan) -> Iterator[Diagnostic]:
 def _transforms(plan: FlightPlan) -> Iterator[Diagnostic]:
     for step in plan.steps:
         name = step.raw.get("transform")
-        if step.kind == "transform" and isinstance(name, str) and name not in TRANSFORMS:
+        if step.kind == "transform" and isinstance(name, str) and name not in builtin_transforms():
             yield Diagnostic(
                 code="flightplan.unknown_transform",
                 message=f"transform step '{step.id}' names '{name}', not a built-in transform",
                 severity=Severity.WARNING,
                 pointer=pointer_join(_STEPS, step.index, "transform"),
-                hint=_choices("built-in transforms", TRANSFORMS)
+                hint=_choices("built-in transforms", builtin_transforms())
                 + "; launch refuses it unless the host registers it",
             )
 

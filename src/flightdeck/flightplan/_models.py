@@ -159,6 +159,13 @@ class Step:
 class ResolvedImage:
     ref: str
     digest: str  # the pinned reference, `<name>@sha256:<hex>`
+    local_tag: str | None = None  # Aileron's composed-tools tag, booted as written
+
+    def to_data(self) -> dict[str, str]:
+        data = {"ref": self.ref, "digest": self.digest}
+        if self.local_tag is not None:
+            data["localTag"] = self.local_tag
+        return data
 
 
 @dataclass(frozen=True)
@@ -166,6 +173,22 @@ class ResolvedCapability:
     name: str
     requested: str
     version: str
+
+    @classmethod
+    def read(cls, item: object) -> ResolvedCapability | None:
+        """`<name>@<version>` (Aileron's schema, what freeze writes) or the
+        older `{name, requested, version}` object flightdeck wrote before."""
+        if isinstance(item, str):
+            name, at, version = item.rpartition("@")
+            return cls(name, version, version) if at and name and version else None
+        if isinstance(item, dict) and all(
+            isinstance(item.get(k), str) for k in ("name", "requested", "version")
+        ):
+            return cls(item["name"], item["requested"], item["version"])
+        return None
+
+    def to_data(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -184,18 +207,14 @@ class Lock:
         if not isinstance(value, dict):
             return None
         images = tuple(
-            ResolvedImage(item["ref"], item["digest"])
+            ResolvedImage(item["ref"], item["digest"], _str(item.get("localTag")))
             for item in _list(value.get("resolvedImages"))
             if isinstance(item, dict)
             and isinstance(item.get("ref"), str)
             and isinstance(item.get("digest"), str)
         )
-        capabilities = tuple(
-            ResolvedCapability(item["name"], item["requested"], item["version"])
-            for item in _list(value.get("resolvedCapabilitySet"))
-            if isinstance(item, dict)
-            and all(isinstance(item.get(k), str) for k in ("name", "requested", "version"))
-        )
+        read = (ResolvedCapability.read(item) for item in _list(value.get("resolvedCapabilitySet")))
+        capabilities = tuple(cap for cap in read if cap is not None)
         trust = {
             step_id: _strs(_map(entry).get("hosts"))
             for step_id, entry in _map(value.get("stepTrust")).items()
@@ -213,14 +232,11 @@ class Lock:
         """The lock as frontmatter data; empty sections are left out."""
         data: dict[str, Any] = {}
         if self.resolved_images:
-            data["resolvedImages"] = [
-                {"ref": image.ref, "digest": image.digest} for image in self.resolved_images
-            ]
+            data["resolvedImages"] = [image.to_data() for image in self.resolved_images]
         if self.resolved_capability_set:
-            data["resolvedCapabilitySet"] = [
-                {"name": cap.name, "requested": cap.requested, "version": cap.version}
-                for cap in self.resolved_capability_set
-            ]
+            # Strings, as Aileron's schema has them: `aws-cli@2.22.4`, the
+            # version freeze pinned (the request stays in environment.tools).
+            data["resolvedCapabilitySet"] = [cap.to_data() for cap in self.resolved_capability_set]
         if self.step_trust:
             data["stepTrust"] = {
                 step_id: {"hosts": list(hosts)} for step_id, hosts in self.step_trust.items()
