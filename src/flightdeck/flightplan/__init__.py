@@ -57,6 +57,8 @@ if _typing.TYPE_CHECKING:
         load_public_key,
     )
     from flightdeck.flightplan._store import SkillStore, StoredVersion
+    from flightdeck.flightplan._tokens import Token, substitute_inputs
+    from flightdeck.flightplan._tokens import scan as scan_tokens
     from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -111,6 +113,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_private_key": ("flightdeck.flightplan._signing", "load_private_key"),
     "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
     "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
+    "Token": ("flightdeck.flightplan._tokens", "Token"),
+    "scan_tokens": ("flightdeck.flightplan._tokens", "scan"),
+    "substitute_inputs": ("flightdeck.flightplan._tokens", "substitute_inputs"),
     "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
     "VerifiedPlan": ("flightdeck.flightplan._verify", "VerifiedPlan"),
     "locate_plan": ("flightdeck.flightplan._verify", "locate_plan"),
@@ -145,6 +150,7 @@ __all__ = [
     "Step",
     "StepGraph",
     "StoredVersion",
+    "Token",
     "TrustContract",
     "TrustedKey",
     "VerifiedPlan",
@@ -173,6 +179,8 @@ __all__ = [
     "render_mermaid",
     "render_svg",
     "resolve_version",
+    "scan_tokens",
+    "substitute_inputs",
     "verify_plan",
 ]
 

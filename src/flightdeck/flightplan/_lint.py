@@ -21,6 +21,7 @@ from flightdeck.flightplan._catalog import (
     valid_version_spec,
 )
 from flightdeck.flightplan._graph import StepGraph, format_cycle
+from flightdeck.flightplan._lint_tokens import constraints, prompt_tokens, tool_tokens
 from flightdeck.flightplan._models import FlightPlan, _list, _map
 from flightdeck.flightplan._read import read_plan
 from flightdeck.flightplan._secrets import looks_like_credential, scan_keys, scan_values
@@ -405,6 +406,9 @@ def _choices(label: str, names: Collection[str]) -> str:
 _CHECKS: tuple[Check, ...] = (
     _duplicates,
     _references,
+    constraints,
+    tool_tokens,
+    prompt_tokens,
     _cycles,
     _actions,
     _materialized,

@@ -9,11 +9,13 @@ item's position in its array so checks can build JSON pointers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from flightdeck.flightplan._bindings import Binding, parse_binding
+from flightdeck.flightplan._tokens import scan
 
 STEP_KINDS = ("action-call", "transform", "tool", "llm-seam")
 
@@ -109,6 +111,34 @@ class Input:
     description: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def constraint(self) -> Mapping[str, Any] | None:
+        """`constraint: {enum: [...]}` or `{pattern: "..."}` (Aileron), or None."""
+        value = self.raw.get("constraint")
+        return value if isinstance(value, dict) and value else None
+
+    def violation(self, value: Any) -> str | None:
+        """Why `value` breaks the input's constraint, or None when it keeps it.
+        A pattern must match the whole value (as text), so a constrained
+        value can never carry more than the pattern allows."""
+        constraint = self.constraint
+        if constraint is None:
+            return None
+        allowed = constraint.get("enum")
+        if isinstance(allowed, list) and not any(
+            value == item and isinstance(value, bool) == isinstance(item, bool) for item in allowed
+        ):
+            return f"{value!r} is not one of {allowed!r}"
+        pattern = constraint.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                matched = re.fullmatch(pattern, value) if isinstance(value, str) else None
+            except re.error as exc:
+                return f"the constraint pattern {pattern!r} is not a regular expression: {exc}"
+            if matched is None:
+                return f"{value!r} does not match the pattern {pattern!r}"
+        return None
+
 
 @dataclass(frozen=True)
 class Output:
@@ -152,6 +182,12 @@ class Step:
         for binding in self.bindings().values():
             if binding.step is not None:
                 seen.setdefault(binding.step)
+        prompt = self.raw.get("prompt")
+        if self.kind == "llm-seam" and isinstance(prompt, str):
+            # `{{ steps.<id>.<output> }}` in a prompt reads that step too.
+            for token in scan(prompt):
+                if token.step is not None:
+                    seen.setdefault(token.step)
         return tuple(seen)
 
 

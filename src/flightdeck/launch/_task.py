@@ -43,6 +43,7 @@ class StepTask:
     step_hosts: list[str] | None = None  # tool: hosts sealed in lock.stepTrust
     replay: dict[str, Any] | None = None  # llm-seam: recorded outputs to reuse
     tool_versions: dict[str, str] | None = None  # tool: lock.resolvedCapabilitySet
+    prompt_context: dict[str, Any] | None = None  # llm-seam: `inputs` and `steps` for tokens
     settings: StepSettings = field(default_factory=StepSettings)
 
     def to_dict(self) -> dict[str, Any]:
