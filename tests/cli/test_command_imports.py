@@ -69,6 +69,11 @@ CASES: list[tuple[str, list[str], list[str]]] = [
         [*NETWORK_AND_UI, *RUNTIME, "flightdeck.actions._check", "flightdeck.drivers._manifest"],
     ),
     ("lint", ["lint", str(PLAN)], [*NETWORK_AND_UI, *RUNTIME]),
+    (
+        "lock-check",
+        ["lock", "check", "--workspace", str(EXAMPLES / "workspace")],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.flightplan", "flightdeck.drivers._manifest"],
+    ),
 ]
 
 

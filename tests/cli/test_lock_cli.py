@@ -69,3 +69,12 @@ def test_a_stale_entry_is_drift(tmp_path: Path) -> None:
     shutil.rmtree(ws / ".tools")
     out = run("lock", "check", cwd=ws, env=ENV)
     assert out.returncode == 1 and "no implementor resolves it" in out.stdout
+
+
+def test_lock_create_refuses_when_a_ref_does_not_resolve(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    shutil.rmtree(ws / ".actions")
+    out = run("lock", "create", cwd=ws, env=ENV)
+    assert out.returncode == 1
+    assert "lock.unresolved" in out.stderr and "action_ref_unresolvable" in out.stdout
+    assert not (ws / "flightdeck.lock").exists()

@@ -18,6 +18,7 @@ from typing import Any
 from flightdeck.actions._check import CheckContext, check_document
 from flightdeck.actions._errors import UNRESOLVABLE
 from flightdeck.actions._lock import LOCK_FILE, Lock, LockEntry
+from flightdeck.config import ConfigError, load_config
 from flightdeck.documents import Diagnostic, DocumentKind, load_document, scan_paths
 
 
@@ -93,6 +94,11 @@ def lock_workspace(
     mode = LockMode(mode)
     root = Path(workspace).resolve()
     path = root / LOCK_FILE
+    try:
+        load_config(root)  # its [library] paths decide what refs resolve to
+    except ConfigError as exc:
+        error = Diagnostic(exc.code, str(exc), file=str(exc.path), hint="fix flightdeck.toml first")
+        return LockReport(path, mode, {}, error=error)
     fresh = Lock.empty(path)
     problems = _resolve_all(root, fresh, [Path(p) for p in libraries])
     resolved = fresh.entries()
