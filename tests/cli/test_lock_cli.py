@@ -78,3 +78,13 @@ def test_lock_create_refuses_when_a_ref_does_not_resolve(tmp_path: Path) -> None
     assert out.returncode == 1
     assert "lock.unresolved" in out.stderr and "action_ref_unresolvable" in out.stdout
     assert not (ws / "flightdeck.lock").exists()
+
+
+def test_validate_names_the_invalid_actions_file_under_its_implementor(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    action = ws / ".actions" / "notes-append" / "ACTION.md"
+    action.write_text(action.read_text().replace("risk_level: 1", "risk_level: 9"))
+    out = run("validate", ".tools", cwd=ws, env=ENV)
+    assert out.returncode == 1
+    assert "action notes:append is invalid" in out.stdout
+    assert str(action.resolve()) + ":" in out.stdout, out.stdout
