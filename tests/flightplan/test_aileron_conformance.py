@@ -101,7 +101,7 @@ class Case:
     name: str
     mutate: Callable[[Data], None]
     valid: bool  # the verdict of the seed / Aileron
-    decided_by: str  # "aileron-schema" (its schema decides) or "seed" (a stated invariant)
+    decided_by: str  # "aileron-schema" (its keywords decide) or "seed" (a stated invariant)
     flightdeck: bool | None = None  # set only where flightdeck differs on purpose
     why: str = ""
 
@@ -140,13 +140,25 @@ CASES = [
     ),
     Case(
         "constraint-enum",
-        _set(["aileron", "inputs", 0, "constraint"], {"enum": [7, 30]}),
+        _set(["aileron", "inputs", 0, "constraint"], {"enum": ["7", "30"]}),
         True,
         "aileron-schema",
     ),
     Case(
+        "constraint-enum-of-numbers",
+        _set(["aileron", "inputs", 0, "constraint"], {"enum": [7, 30]}),
+        False,
+        "aileron-schema",
+    ),
+    Case(
+        "constraint-default-outside-enum",
+        _set(["aileron", "inputs", 0, "constraint"], {"enum": ["30"]}),
+        False,
+        "seed",
+    ),
+    Case(
         "constraint-enum-and-pattern",
-        _set(["aileron", "inputs", 0, "constraint"], {"enum": [7], "pattern": "7"}),
+        _set(["aileron", "inputs", 0, "constraint"], {"enum": ["7"], "pattern": "7"}),
         False,
         "aileron-schema",
     ),
@@ -170,7 +182,7 @@ CASES = [
             ["{{ inputs.as_of }}.example.com"],
         ),
         False,
-        "aileron-schema",
+        "seed",  # Aileron's schema text: the token form is instantiated only on a tool step
     ),
     Case(
         "lock-strings-and-local-tag",

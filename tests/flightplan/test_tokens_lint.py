@@ -111,16 +111,24 @@ def test_constraints_are_well_formed_and_kept_by_default_and_example() -> None:
         ("flightplan.invalid_constraint", "/aileron/inputs/3/constraint")
     ]
 
-    def enum_of_numbers(d: Data) -> None:
-        d["aileron"]["inputs"][0]["constraint"] = {"enum": [7, 30]}  # example 30, default 7
+    def enum_of_number_strings(d: Data) -> None:
+        # compared with the value's string form, as Aileron does: example 30, default 7
+        d["aileron"]["inputs"][0]["constraint"] = {"enum": ["7", "30"]}
 
-    assert _codes(enum_of_numbers) == []
+    assert _codes(enum_of_number_strings) == []
 
-    def enum_of_wrong_type(d: Data) -> None:
-        d["aileron"]["inputs"][0]["constraint"] = {"enum": ["7"]}
+    def enum_missing_the_default(d: Data) -> None:
+        d["aileron"]["inputs"][0]["constraint"] = {"enum": ["30"]}
 
-    assert _codes(enum_of_wrong_type) == [
-        ("flightplan.invalid_constraint", "/aileron/inputs/0/constraint")
+    assert _codes(enum_missing_the_default) == [
+        ("flightplan.constraint_violation", "/aileron/inputs/0/resolution/default")
+    ]
+
+    def constraint_on_an_array(d: Data) -> None:
+        d["aileron"]["inputs"][2]["constraint"] = {"pattern": ".*"}
+
+    assert _codes(constraint_on_an_array) == [
+        ("flightplan.invalid_constraint", "/aileron/inputs/2/constraint")
     ]
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flightdeck.flightplan._bindings import Binding, parse_binding
-from flightdeck.flightplan._tokens import scan
+from flightdeck.flightplan._tokens import scan, string_form
 
 STEP_KINDS = ("action-call", "transform", "tool", "llm-seam")
 
@@ -119,24 +119,25 @@ class Input:
 
     def violation(self, value: Any) -> str | None:
         """Why `value` breaks the input's constraint, or None when it keeps it.
-        A pattern must match the whole value (as text), so a constrained
-        value can never carry more than the pattern allows."""
+        Both forms compare the value's string form, as Aileron does; a
+        pattern must match the whole of it (Aileron leaves anchoring to the
+        author; flightdeck anchors, so an unanchored pattern cannot let a
+        longer value through)."""
         constraint = self.constraint
         if constraint is None:
             return None
+        text = string_form(value)
         allowed = constraint.get("enum")
-        if isinstance(allowed, list) and not any(
-            value == item and isinstance(value, bool) == isinstance(item, bool) for item in allowed
-        ):
-            return f"{value!r} is not one of {allowed!r}"
+        if isinstance(allowed, list) and text not in allowed:
+            return f"{text!r} is not one of {allowed!r}"
         pattern = constraint.get("pattern")
         if isinstance(pattern, str):
             try:
-                matched = re.fullmatch(pattern, value) if isinstance(value, str) else None
+                matched = re.fullmatch(pattern, text)
             except re.error as exc:
                 return f"the constraint pattern {pattern!r} is not a regular expression: {exc}"
             if matched is None:
-                return f"{value!r} does not match the pattern {pattern!r}"
+                return f"{text!r} does not match the pattern {pattern!r}"
         return None
 
 

@@ -10,6 +10,7 @@ bare binding name (`{{ series }}`) is also a token, so `scan` reports those as
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -66,17 +67,25 @@ def _token(written: str, inner: str) -> Token:
     return Token(written, "malformed", problem=problem)
 
 
+def string_form(value: Any) -> str:
+    """A resolved value as text, the form constraints compare and tokens
+    substitute (Aileron: "the resolved value's string form"): strings as they
+    are, `true`/`false`, integral numbers without `.0`, JSON otherwise."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def substitute_inputs(text: str, values: Mapping[str, Any]) -> str:
-    """`text` with each `{{ inputs.x }}` replaced by the resolved value of x
-    (strings as they are, other values as JSON scalars would print)."""
-
-    def value(match: re.Match[str]) -> str:
-        resolved = values[match.group(1)]
-        if isinstance(resolved, bool):
-            return "true" if resolved else "false"
-        return str(resolved)
-
-    return _INPUT_TOKEN.sub(value, text)
+    """`text` with each `{{ inputs.x }}` replaced by the string form of the
+    resolved value of x."""
+    return _INPUT_TOKEN.sub(lambda match: string_form(values[match.group(1)]), text)
 
 
 def has_tokens(text: str) -> bool:
