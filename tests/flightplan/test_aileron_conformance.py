@@ -243,6 +243,23 @@ CASES = [
         "aileron-schema",
     ),
     Case(
+        "prompt-jinja-binding-name",
+        _set(["aileron", "steps", 2, "prompt"], "Summarize {{ series }} as {{ csv }}"),
+        False,
+        "seed",  # Aileron's prompt guard: a token is inputs.<name> or steps.<id>.<output>
+        flightdeck=True,
+        why="flightdeck renders prompts with Jinja over the seam's bindings; plans written"
+        " that way keep working (a bare name must still be one of the seam's bindings)",
+    ),
+    Case(
+        "program-token",
+        _tool_step(["{{ inputs.region }}", "ls"]),
+        True,
+        "seed",  # Aileron's command guard checks every argv element alike
+        flightdeck=False,
+        why="seed 003: a tool step runs a declared tool; lint can only check a literal program",
+    ),
+    Case(
         "prompt-unknown-step",
         _set(["aileron", "steps", 2, "prompt"], "{{ steps.nope.csv }}"),
         False,

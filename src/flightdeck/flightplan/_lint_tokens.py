@@ -25,7 +25,9 @@ _A = "/aileron"
 _STEPS = f"{_A}/steps"
 # The reference at the start of a Jinja expression: `inputs.x | tojson`.
 _LEADING = re.compile(r"^(inputs|steps)\.([A-Za-z0-9_-]+)(?:\.([A-Za-z0-9_-]+))?")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# A plain name or a dotted path into one (`series`, `outputs.x`): its first
+# name must be a binding, as Jinja would otherwise fail on it at launch.
+_NAME_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)*$")
 
 
 def _error(code: str, message: str, pointer: str, hint: str | None = None) -> Diagnostic:
@@ -165,11 +167,11 @@ def prompt_tokens(plan: FlightPlan) -> Iterator[Diagnostic]:
                 yield _malformed(token, pointer)
             elif match := _LEADING.match(inner):
                 yield from _reference(step, match, inputs, steps, pointer)
-            elif _IDENTIFIER.match(inner) and inner not in step.references:
+            elif (name := _NAME_PATH.match(inner)) and name.group(1) not in step.references:
                 yield _error(
                     "flightplan.unknown_prompt_name",
-                    f"the prompt of '{step.id}' uses {{{{ {inner} }}}}, which is not one of"
-                    " its bindings",
+                    f"the prompt of '{step.id}' uses {{{{ {inner} }}}}, but '{name.group(1)}'"
+                    " is not one of its bindings",
                     pointer,
                     _names(step.references) + "; or write {{ inputs.<name> }} /"
                     " {{ steps.<id>.<output> }}",
