@@ -179,3 +179,14 @@ def test_an_invalid_action_with_another_id_is_not_the_answer(tmp_path: Path) -> 
     path = _tool(tmp_path / "TOOL.md", "x:do")
     got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
     assert [d.code for d in got] == ["action_ref_unresolvable"]
+
+
+def test_a_driver_over_a_tool_of_an_invalid_action_points_at_the_action(tmp_path: Path) -> None:
+    action = write(
+        tmp_path / ".actions" / "x-do" / "ACTION.md", action_md("x:do", extra="risk_level: 9\n")
+    )
+    _tool(tmp_path / "tools" / "push" / "TOOL.md", "x:do")
+    path = _driver(tmp_path / "DRIVER.md", "./tools/push/TOOL.md")
+    got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
+    assert [(d.file, d.line) for d in got] == [(str(action), 6)]
+    assert "action x:do is invalid" in got[0].message
