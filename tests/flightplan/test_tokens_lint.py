@@ -143,6 +143,8 @@ def test_prompt_tokens_in_both_grammars_lint_clean() -> None:
     text = (
         "Summarize {{ steps.query_metrics.series }} over {{ inputs.window_days }} days"
         " as of {{inputs.as_of}}; the CSV: {{ csv }} {{ series | tojson }}"
+        " {% for s, n in series %}{{ loop.index }}: {{ s.name }} {{ n }}{% endfor %}"
+        " {%- set total = 3 %}{{ total }}"
     )
     assert _codes(_prompt(text)) == []
 

@@ -28,6 +28,9 @@ _LEADING = re.compile(r"^(inputs|steps)\.([A-Za-z0-9_-]+)(?:\.([A-Za-z0-9_-]+))?
 # A plain name or a dotted path into one (`series`, `outputs.x`): its first
 # name must be a binding, as Jinja would otherwise fail on it at launch.
 _NAME_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)*$")
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_FOR = re.compile(rf"\{{%-?\s*for\s+({_IDENT}(?:\s*,\s*{_IDENT})*)\s+in\b")
+_SET = re.compile(r"\{%-?\s*set\s+([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _error(code: str, message: str, pointer: str, hint: str | None = None) -> Diagnostic:
@@ -161,13 +164,14 @@ def prompt_tokens(plan: FlightPlan) -> Iterator[Diagnostic]:
         if step.kind != "llm-seam" or not isinstance(prompt, str):
             continue
         pointer = pointer_join(_STEPS, step.index, "prompt")
+        known = set(step.references) | _template_names(prompt)
         for token in scan(prompt):
             inner = token.text[2:-2].strip()
             if token.kind == "malformed" and token.problem and "without" in token.problem:
                 yield _malformed(token, pointer)
             elif match := _LEADING.match(inner):
                 yield from _reference(step, match, inputs, steps, pointer)
-            elif (name := _NAME_PATH.match(inner)) and name.group(1) not in step.references:
+            elif (name := _NAME_PATH.match(inner)) and name.group(1) not in known:
                 yield _error(
                     "flightplan.unknown_prompt_name",
                     f"the prompt of '{step.id}' uses {{{{ {inner} }}}}, but '{name.group(1)}'"
@@ -176,6 +180,17 @@ def prompt_tokens(plan: FlightPlan) -> Iterator[Diagnostic]:
                     _names(step.references) + "; or write {{ inputs.<name> }} /"
                     " {{ steps.<id>.<output> }}",
                 )
+
+
+def _template_names(prompt: str) -> set[str]:
+    """Names a Jinja prompt defines itself: `{% for a, b in ... %}`, `{% set x %}`,
+    and `loop` inside a for."""
+    names: set[str] = set()
+    for targets in _FOR.findall(prompt):
+        names.update(part.strip() for part in targets.split(","))
+        names.add("loop")
+    names.update(_SET.findall(prompt))
+    return names
 
 
 def _reference(
