@@ -161,6 +161,13 @@ CASES = [
          ("flightdeck.toml", "config.invalid")),
     Case("validate-folder-without-manifests", ("validate", "adir"), 0, ("no manifests found",)),
     Case("schema-unknown", ("schema", "nope"), 2, ("unknown schema",)),
+    # lock
+    Case("lock-check-without-lock", ("lock", "check", "--workspace", "adir"), 1,
+         ("lock.missing", "flightdeck lock create")),
+    Case("lock-create-missing-workspace", ("lock", "create", "--workspace", "nope"), 2,
+         ("--workspace",)),
+    Case("lock-create-invalid-workspace-toml", ("lock", "create", "--workspace", "badws"), 1,
+         ("config.invalid", "flightdeck.toml")),
     # inspect / lint / graph
     Case("lint-directory", ("lint", "adir"), 1, ("document.unreadable",)),
     Case("graph-tool-md", ("graph", "TOOL.md"), 1,

@@ -83,6 +83,11 @@ CASES: list[tuple[str, list[str], list[str]]] = [
             ("audit-list", ["audit", "list", "--format", "json"]),
         ]
     ],
+    (
+        "lock-check",
+        ["lock", "check", "--workspace", str(EXAMPLES / "workspace")],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.flightplan", "flightdeck.drivers._manifest"],
+    ),
 ]
 
 

@@ -23,6 +23,7 @@ _COMMANDS: dict[str, str] = {
     "inspect": "flightdeck.cli.inspect:inspect",
     "schema": "flightdeck.cli.schema:schema",
     "lint": "flightdeck.cli.lint:lint",
+    "lock": "flightdeck.cli.lock:lock",
     "graph": "flightdeck.cli.graph:graph",
     "freeze": "flightdeck.cli.freeze:freeze",
     "verify": "flightdeck.cli.verify:verify",

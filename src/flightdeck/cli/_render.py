@@ -87,8 +87,13 @@ def print_table(columns: Sequence[str], rows: Iterable[Sequence[str | None]]) ->
 _COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
-def format_diagnostic(diag: Diagnostic) -> str:
+def format_diagnostic(diag: Diagnostic, here: Path | None = None) -> str:
+    """One diagnostic under its file's heading. A diagnostic located in
+    another file (an implementor pointing at its invalid ACTION.md) names
+    that file, since its line belongs there."""
     where = f"{diag.line}:{diag.column or 1}" if diag.line is not None else "-"
+    if here is not None and diag.file and Path(diag.file).resolve() != here.resolve():
+        where = f"{diag.file}:{where}" if diag.line is not None else diag.file
     sev = click.style(f"{diag.severity.value:<7}", fg=_COLOURS[diag.severity], bold=True)
     pointer = click.style(f"  [{diag.pointer}]", dim=True) if diag.pointer else ""
     text = f"  {where:>7}  {sev} {diag.message}{pointer}  " + click.style(diag.code, dim=True)
@@ -106,7 +111,7 @@ def print_diagnostics_by_file(
         label = f" ({kind.value})" if kind else ""
         click.echo(click.style(str(path), bold=True) + label)
         for diag in diagnostics:
-            click.echo(format_diagnostic(diag))
+            click.echo(format_diagnostic(diag, path))
 
 
 def summary_line(summary: dict[str, int]) -> str:

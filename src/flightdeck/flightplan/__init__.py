@@ -15,7 +15,12 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._bindings import Binding, parse_binding
     from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
-    from flightdeck.flightplan._catalog import CatalogTool, catalog, resolve_version
+    from flightdeck.flightplan._catalog import (
+        CatalogTool,
+        builtin_transforms,
+        catalog,
+        resolve_version,
+    )
     from flightdeck.flightplan._errors import FlightPlanError
     from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
     from flightdeck.flightplan._graph import StepGraph, format_cycle
@@ -56,6 +61,8 @@ if _typing.TYPE_CHECKING:
         load_public_key,
     )
     from flightdeck.flightplan._store import SkillStore, StoredVersion
+    from flightdeck.flightplan._tokens import Token, substitute_inputs
+    from flightdeck.flightplan._tokens import scan as scan_tokens
     from flightdeck.flightplan._trust import TrustState
     from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
 
@@ -66,6 +73,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "canonical_bytes": ("flightdeck.flightplan._canonical", "canonical_bytes"),
     "content_hash": ("flightdeck.flightplan._canonical", "content_hash"),
     "CatalogTool": ("flightdeck.flightplan._catalog", "CatalogTool"),
+    "builtin_transforms": ("flightdeck.flightplan._catalog", "builtin_transforms"),
     "catalog": ("flightdeck.flightplan._catalog", "catalog"),
     "resolve_version": ("flightdeck.flightplan._catalog", "resolve_version"),
     "FlightPlanError": ("flightdeck.flightplan._errors", "FlightPlanError"),
@@ -114,6 +122,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
     "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
     "TrustState": ("flightdeck.flightplan._trust", "TrustState"),
+    "Token": ("flightdeck.flightplan._tokens", "Token"),
+    "scan_tokens": ("flightdeck.flightplan._tokens", "scan"),
+    "substitute_inputs": ("flightdeck.flightplan._tokens", "substitute_inputs"),
     "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
     "read_passphrase_fd": ("flightdeck.flightplan._passphrase", "read_passphrase_fd"),
     "resolve_passphrase": ("flightdeck.flightplan._passphrase", "resolve_passphrase"),
@@ -157,11 +168,13 @@ __all__ = [
     "Step",
     "StepGraph",
     "StoredVersion",
+    "Token",
     "TrustContract",
     "TrustState",
     "TrustedKey",
     "VerifiedPlan",
     "action_refs",
+    "builtin_transforms",
     "canonical_bytes",
     "catalog",
     "content_hash",
@@ -189,6 +202,8 @@ __all__ = [
     "render_svg",
     "resolve_passphrase",
     "resolve_version",
+    "scan_tokens",
+    "substitute_inputs",
     "verify_plan",
 ]
 

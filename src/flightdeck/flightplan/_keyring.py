@@ -248,9 +248,7 @@ def _key(item: object) -> TrustedKey | None:
 def _revocation(item: object) -> Revocation | None:
     if not isinstance(item, dict) or not isinstance(item.get("key_id"), str):
         return None
-    return Revocation(
-        item["key_id"], str(item.get("revoked_at", "")), str(item.get("reason", ""))
-    )
+    return Revocation(item["key_id"], str(item.get("revoked_at", "")), str(item.get("reason", "")))
 
 
 def _sorted(keys: list[TrustedKey]) -> list[TrustedKey]:

@@ -167,6 +167,19 @@ async def resolve_inputs(
             f"missing input(s): {', '.join(missing)}",
             hint=" ".join(f"--input {name}=..." for name in missing),
         )
+    # Checked before any step runs: a constrained value may be substituted
+    # into a tool step's argv or hosts, so a bad one must never get that far.
+    broken = [
+        f"{item.name}: {why}"
+        for item in plan.inputs
+        if item.name in values and (why := item.violation(values[item.name])) is not None
+    ]
+    if broken:
+        raise LaunchError(
+            "input.constraint",
+            "input(s) break their constraint: " + "; ".join(broken),
+            hint="pass a value the input's constraint (enum or pattern) allows",
+        )
     return ResolvedInputs(values, launch_time, reads)
 
 

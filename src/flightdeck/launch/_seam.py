@@ -37,7 +37,7 @@ def render_prompt(task: StepTask) -> str:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
     env.filters["tojson"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)
     try:
-        return env.from_string(source).render(**task.values)
+        return env.from_string(source).render(**{**(task.prompt_context or {}), **task.values})
     except TemplateError as exc:
         raise LaunchError("seam.prompt", f"prompt template: {exc}") from None
 
