@@ -54,6 +54,7 @@ if _typing.TYPE_CHECKING:
         load_public_key,
     )
     from flightdeck.flightplan._store import SkillStore, StoredVersion
+    from flightdeck.flightplan._trust import TrustState
     from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -78,6 +79,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_image_ref": ("flightdeck.flightplan._images", "parse_image_ref"),
     "Keyring": ("flightdeck.flightplan._keyring", "Keyring"),
     "TrustedKey": ("flightdeck.flightplan._keyring", "TrustedKey"),
+    "TrustState": ("flightdeck.flightplan._trust", "TrustState"),
     "lint_document": ("flightdeck.flightplan._lint", "lint_document"),
     "lint_plan": ("flightdeck.flightplan._lint", "lint_plan"),
     "PlanLoad": ("flightdeck.flightplan._load", "PlanLoad"),
@@ -147,6 +149,7 @@ __all__ = [
     "StepGraph",
     "StoredVersion",
     "TrustContract",
+    "TrustState",
     "TrustedKey",
     "VerifiedPlan",
     "action_refs",

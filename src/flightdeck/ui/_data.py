@@ -1,0 +1,238 @@
+"""What the pages show, read from the stores without writing to them.
+
+The run journal and the audit store are SQLite files other processes write
+(a launch appends while the page is open). The UI opens them with
+`file:...?mode=ro` URIs: a read-only connection can neither migrate, nor
+create the file, nor change a row, whatever a route does. The SQL here reads
+the schemas `flightdeck.launch._journal` and `flightdeck.audit._sqlite`
+create; tests/ui write through those modules and read back through this one,
+so a schema change that breaks the UI fails there.
+
+A store that does not exist yet reads as empty (nothing has run); one that
+exists but cannot be read is a `UiError` the page shows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flightdeck.audit import AuditQuery, AuditRecord
+from flightdeck.ui._errors import UiError
+
+PAGE_SIZE = 50
+FINISHED = ("completed", "failed", "interrupted")
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[sqlite3.Connection | None]:
+    """A read-only connection to `path`, or None when the file is absent."""
+    if not path.is_file():
+        yield None
+        return
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        raise UiError("ui.store_unreadable", f"cannot open {path} read-only: {exc}") from None
+    try:
+        yield conn
+    except sqlite3.Error as exc:
+        raise UiError("ui.store_unreadable", f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+
+
+def duration_ms(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    try:
+        began = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(end.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return round((ended - began).total_seconds() * 1000, 3)
+
+
+def _loads(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:  # shown as stored rather than failing the page
+        return text
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    status: str | None = None
+    search: str | None = None  # a substring of the run id or the plan name
+    page: int = 0
+
+
+@dataclass(frozen=True)
+class RunPage:
+    runs: list[dict[str, Any]]
+    total: int
+    page: int
+    pages: int
+
+
+_RUN_COLUMNS = (
+    "run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
+    " launch_time, inputs, options, error"
+)
+
+
+def _run(row: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        "run_id": row[0],
+        "plan": row[1],
+        "plan_path": row[2],
+        "content_hash": row[3],
+        "status": row[4],
+        "started_at": row[5],
+        "finished_at": row[6],
+        "launch_time": row[7],
+        "inputs": _loads(row[8]),
+        "options": _loads(row[9]),
+        "error": _loads(row[10]),
+        "duration_ms": duration_ms(row[5], row[6]),
+    }
+
+
+class Reader:
+    """The journal and the audit store of one data directory, read-only."""
+
+    def __init__(self, journal: Path, audit: Path) -> None:
+        self.journal = journal
+        self.audit = audit
+
+    # runs -------------------------------------------------------------------
+    def runs(self, query: RunFilter) -> RunPage:
+        where, args = ["1=1"], []
+        if query.status:
+            where.append("status = ?")
+            args.append(query.status)
+        if query.search:
+            where.append("(instr(run_id, ?) > 0 OR instr(plan_name, ?) > 0)")
+            args += [query.search, query.search]
+        clause = " AND ".join(where)
+        with read_only(self.journal) as conn:
+            if conn is None:
+                return RunPage([], 0, 0, 1)
+            counted = conn.execute(f"SELECT count(*) FROM runs WHERE {clause}", args)
+            total = int(counted.fetchone()[0])
+            pages = max(1, -(-total // PAGE_SIZE))
+            page = min(max(query.page, 0), pages - 1)
+            rows = conn.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE {clause}"
+                " ORDER BY started_at DESC, run_id DESC LIMIT ? OFFSET ?",
+                [*args, PAGE_SIZE, page * PAGE_SIZE],
+            ).fetchall()
+        return RunPage([_run(row) for row in rows], total, page, pages)
+
+    def statuses(self) -> list[str]:
+        with read_only(self.journal) as conn:
+            if conn is None:
+                return []
+            return [r[0] for r in conn.execute("SELECT DISTINCT status FROM runs ORDER BY 1")]
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        with read_only(self.journal) as conn:
+            if conn is None:
+                return None
+            row = conn.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            run = _run(row)
+            run["steps"] = [
+                {
+                    "id": r[0],
+                    "kind": r[1],
+                    "status": r[2],
+                    "started_at": r[3],
+                    "finished_at": r[4],
+                    "attempts": r[5],
+                    "result": _loads(r[6]),
+                    "error": _loads(r[7]),
+                    "approval": r[8],
+                    "duration_ms": duration_ms(r[3], r[4]),
+                }
+                for r in conn.execute(
+                    "SELECT step_id, kind, status, started_at, finished_at, attempts, result,"
+                    " error, approval FROM steps WHERE run_id = ? ORDER BY rowid",
+                    (run_id,),
+                )
+            ]
+            run["outputs"] = [
+                {
+                    "name": r[0],
+                    "path": r[1],
+                    "mime_type": r[2],
+                    "sha256": r[3],
+                    "bytes": r[4],
+                    "preview": (r[5] or "")[:2000] if r[5] is not None else None,
+                }
+                for r in conn.execute(
+                    "SELECT name, path, mime_type, sha256, bytes, content FROM outputs"
+                    " WHERE run_id = ? ORDER BY rowid",
+                    (run_id,),
+                )
+            ]
+        return run
+
+    def fingerprint(self, run_id: str) -> str:
+        """Changes whenever the run or one of its steps changes (live updates)."""
+        with read_only(self.journal) as conn:
+            if conn is None:
+                return ""
+            run = conn.execute(
+                "SELECT status, finished_at FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            steps = conn.execute(
+                "SELECT step_id, status, attempts, finished_at FROM steps WHERE run_id = ?"
+                " ORDER BY rowid",
+                (run_id,),
+            ).fetchall()
+        return json.dumps([run, steps])
+
+    # audit ------------------------------------------------------------------
+    def records(self, query: AuditQuery, text: str | None = None) -> list[AuditRecord]:
+        """Records matching `query`, oldest first; `run_id` and exact kinds
+        are narrowed in SQL, the rest by `AuditQuery` itself so the page and
+        `flightdeck audit list` agree on what a filter means. `text` keeps
+        records whose JSON contains it."""
+        sql, args = "SELECT kind, run_id, timestamp, fields FROM records WHERE 1=1", []
+        if query.run_id is not None:
+            sql += " AND run_id = ?"
+            args.append(query.run_id)
+        if query.since is not None:
+            sql += " AND timestamp >= ?"
+            args.append(query.since)
+        if query.until is not None:
+            sql += " AND timestamp <= ?"
+            args.append(query.until)
+        if text:
+            sql += " AND (instr(fields, ?) > 0 OR instr(kind, ?) > 0)"
+            args += [text, text]
+        with read_only(self.audit) as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(sql + " ORDER BY id", args).fetchall()
+        records = [
+            AuditRecord(kind=k, run_id=r, timestamp=t, fields=_fields(f)) for k, r, t, f in rows
+        ]
+        return query.apply(records)
+
+
+def _fields(text: str) -> dict[str, Any]:
+    value = _loads(text)
+    return value if isinstance(value, dict) else {"value": value}
