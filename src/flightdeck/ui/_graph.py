@@ -12,7 +12,7 @@ from html import escape
 
 from flightdeck.flightplan import FlightPlan, StepGraph
 
-BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 170, 46, 50, 18, 10
+BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 200, 46, 50, 18, 10
 COLOURS = {
     "completed": "#d4f7d4",
     "failed": "#f9d0d0",
@@ -72,7 +72,7 @@ def step_graph_svg(plan: FlightPlan, states: dict[str, str]) -> str:
             f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="{fill}"'
             ' stroke="#333"/>'
             f'<text x="{x + 8}" y="{y + 19}" font-size="13" font-weight="bold">'
-            f"{escape(step[:22])}</text>"
+            f"{escape(step[:26])}</text>"
             f'<text x="{x + 8}" y="{y + 37}" font-size="11">'
             f"{escape(kinds.get(step, '?'))} · {escape(state)}</text></g>"
         )
