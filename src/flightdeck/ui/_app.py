@@ -121,7 +121,7 @@ class Pages:
         run = await run_in_threadpool(self.reader.run, run_id)
         if run is None:
             raise UiError("runs.unknown", f"no run {run_id}")
-        records = await run_in_threadpool(self.reader.records, AuditQuery(run_id=run_id))
+        records, _ = await run_in_threadpool(self.reader.records, AuditQuery(run_id=run_id))
         by_step: dict[str, list[Any]] = {}
         for record in records:
             step = record.fields.get("step") or record.fields.get("stepId")
@@ -210,14 +210,14 @@ class Pages:
             query, text, form = self._audit_query(request)
         except AuditQueryError as exc:
             raise UiError(exc.code, exc.message, exc.hint) from None
-        records = await run_in_threadpool(self.reader.records, query, text)
-        shown = [r.to_dict() for r in records[-AUDIT_PAGE:]][::-1]  # newest first
+        records, more = await run_in_threadpool(self.reader.records, query, text, AUDIT_PAGE)
+        shown = [r.to_dict() for r in records][::-1]  # newest first
         export = "/audit.json?" + str(request.query_params) if request.query_params else ""
         return self.render(
             request,
             "audit.html",
             records=shown,
-            total=len(records),
+            more=more,
             form=form,
             export=export or "/audit.json",
             nav="audit",
@@ -228,7 +228,7 @@ class Pages:
             query, text, _ = self._audit_query(request)
         except AuditQueryError as exc:
             return JSONResponse({"error": exc.to_dict()}, 400)
-        records = await run_in_threadpool(self.reader.records, query, text)
+        records, _ = await run_in_threadpool(self.reader.records, query, text)
         return JSONResponse(
             [r.to_dict() for r in records],
             headers={"Content-Disposition": 'attachment; filename="audit.json"'},

@@ -15,6 +15,7 @@ exists but cannot be read is a `UiError` the page shows.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from flightdeck.audit import AuditQuery, AuditRecord
 from flightdeck.ui._errors import UiError
 
 PAGE_SIZE = 50
+_PLAIN = re.compile(r"^[A-Za-z0-9_.:/@-]+$")
 FINISHED = ("completed", "failed", "interrupted")
 
 
@@ -131,8 +133,12 @@ class Reader:
             pages = max(1, -(-total // PAGE_SIZE))
             page = min(max(query.page, 0), pages - 1)
             rows = conn.execute(
+                # Newest first by rowid, not started_at: the journal inserts a
+                # run when it starts and never deletes one, so the orders agree,
+                # and walking the rowid needs no sort of the whole table (the
+                # journal has no index on started_at; this connection cannot add one).
                 f"SELECT {_RUN_COLUMNS} FROM runs WHERE {clause}"
-                " ORDER BY started_at DESC, run_id DESC LIMIT ? OFFSET ?",
+                " ORDER BY rowid DESC LIMIT ? OFFSET ?",
                 [*args, PAGE_SIZE, page * PAGE_SIZE],
             ).fetchall()
         return RunPage([_run(row) for row in rows], total, page, pages)
@@ -205,11 +211,19 @@ class Reader:
         return json.dumps([run, steps])
 
     # audit ------------------------------------------------------------------
-    def records(self, query: AuditQuery, text: str | None = None) -> list[AuditRecord]:
-        """Records matching `query`, oldest first; `run_id` and exact kinds
-        are narrowed in SQL, the rest by `AuditQuery` itself so the page and
-        `flightdeck audit list` agree on what a filter means. `text` keeps
-        records whose JSON contains it."""
+    def records(
+        self, query: AuditQuery, text: str | None = None, newest: int | None = None
+    ) -> tuple[list[AuditRecord], bool]:
+        """Records matching `query`, oldest first, and whether more matched
+        than `newest` (then only the newest that many are returned).
+
+        `run_id`, times and `text` (a substring of the record's JSON or
+        kind) narrow in SQL; the rest is `AuditQuery.apply`, so the page and
+        `flightdeck audit list` agree on what a filter means. With `newest`,
+        rows are read newest first in batches and reading stops once enough
+        matched: a store of 100,000 records is not decoded to show 500.
+        (`AuditQuery.plan` selects whole runs, so it needs every record;
+        the page does not offer it.)"""
         sql, args = "SELECT kind, run_id, timestamp, fields FROM records WHERE 1=1", []
         if query.run_id is not None:
             sql += " AND run_id = ?"
@@ -223,14 +237,46 @@ class Reader:
         if text:
             sql += " AND (instr(fields, ?) > 0 OR instr(kind, ?) > 0)"
             args += [text, text]
+        if query.kinds:
+            either = []
+            for kind in query.kinds:
+                if kind.endswith(("*", ".")):
+                    prefix = kind.rstrip("*")
+                    either.append("substr(kind, 1, ?) = ?")
+                    args += [len(prefix), prefix]
+                else:
+                    either.append("kind = ?")
+                    args.append(kind)
+            sql += " AND (" + " OR ".join(either) + ")"
+        # A field value the query wants is in the stored JSON text; only
+        # plain words, whose JSON spelling is themselves, narrow here.
+        for wanted in (*query.where.values(), *([query.action] if query.action else [])):
+            if _PLAIN.match(wanted) and wanted.lower() not in ("true", "false"):
+                sql += " AND instr(fields, ?) > 0"
+                args.append(wanted)
         with read_only(self.audit) as conn:
             if conn is None:
-                return []
-            rows = conn.execute(sql + " ORDER BY id", args).fetchall()
-        records = [
-            AuditRecord(kind=k, run_id=r, timestamp=t, fields=_fields(f)) for k, r, t, f in rows
-        ]
-        return query.apply(records)
+                return [], False
+            if newest is None or query.plan is not None:
+                rows = conn.execute(sql + " ORDER BY id", args).fetchall()
+                kept = query.apply(_record(row) for row in rows)
+                if newest is None or len(kept) <= newest:
+                    return kept, False
+                return kept[-newest:], True
+            cursor = conn.execute(sql + " ORDER BY id DESC", args)
+            found: list[AuditRecord] = []
+            while len(found) <= newest:
+                batch = cursor.fetchmany(1000)
+                if not batch:
+                    break
+                found += query.apply(_record(row) for row in batch)
+        found.reverse()
+        return found[-newest:], len(found) > newest
+
+
+def _record(row: tuple[Any, ...]) -> AuditRecord:
+    kind, run_id, timestamp, fields = row
+    return AuditRecord(kind=kind, run_id=run_id, timestamp=timestamp, fields=_fields(fields))
 
 
 def _fields(text: str) -> dict[str, Any]:
