@@ -117,7 +117,8 @@ class Reader:
 
     # runs -------------------------------------------------------------------
     def runs(self, query: RunFilter) -> RunPage:
-        where, args = ["1=1"], []
+        where: list[str] = ["1=1"]
+        args: list[str] = []
         if query.status:
             where.append("status = ?")
             args.append(query.status)
@@ -224,7 +225,8 @@ class Reader:
         matched: a store of 100,000 records is not decoded to show 500.
         (`AuditQuery.plan` selects whole runs, so it needs every record;
         the page does not offer it.)"""
-        sql, args = "SELECT kind, run_id, timestamp, fields FROM records WHERE 1=1", []
+        sql = "SELECT kind, run_id, timestamp, fields FROM records WHERE 1=1"
+        args: list[str | int] = []
         if query.run_id is not None:
             sql += " AND run_id = ?"
             args.append(query.run_id)
