@@ -113,3 +113,33 @@ def test_approve_a_paused_step_in_the_browser_and_watch_the_run_finish(
         finally:
             browser.close()
     assert (ws / "ledger.txt").read_text() == "entry\n"
+    shown = subprocess.run(
+        [FD, "runs", "show", run_id, "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    report = json.loads(shown.stdout)
+    assert {"step": "write", "decision": "approved:file"} in report["approvals"]
+    decided = [r["fields"] for r in report["audit"] if r["kind"] == "ui.approval"]
+    assert decided == [decided[0]] and decided[0]["origin"] == "ui"
+
+
+def test_a_busy_port_is_a_located_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = subprocess.run(
+            [FD, "ui", "--no-open", "--port", port],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1 and "ui.cannot_bind" in done.stderr
+    assert "Traceback" not in done.stderr
