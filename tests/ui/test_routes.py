@@ -191,3 +191,33 @@ def test_sessions_show_transcripts(site: Site) -> None:
 def test_plans_page_lists_the_store(site: Site) -> None:
     site.login()
     assert "no frozen plans" in site.client.get("/plans").text
+
+
+def test_a_step_of_a_run_still_running_cannot_be_decided(site: Site) -> None:
+    """Another branch still runs: a resume now would be a second process on the run."""
+    from flightdeck.launch import Journal
+
+    journal = Journal(site.data / "runs.sqlite3")
+    journal.set_run_status(PAUSED, "running")
+    journal.close()
+    site.login()
+    assert "Approve" not in site.client.get(f"/runs/{PAUSED}").text
+    csrf = site.config.secrets.csrf
+    response = site.client.post(DECIDE, data={"decision": "approve", "csrf": csrf})
+    assert response.status_code == 409 and "ui.run_not_paused" in response.text
+    assert not site.resumed.exists()
+
+
+def test_events_of_an_unknown_run_are_a_404(site: Site) -> None:
+    site.login()
+    assert site.client.get("/runs/run-nope/events").status_code == 404
+
+
+def test_an_allowed_host_name_is_served(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    config = UiConfig(data=tmp_path, bound="0.0.0.0", extra_hosts=("box.internal",))
+    client = TestClient(create_app(config), base_url="http://box.internal:8765")
+    assert client.get(f"/runs?token={config.secrets.token}").status_code == 200
+    other = TestClient(create_app(config), base_url="http://elsewhere:8765")
+    assert other.get(f"/runs?token={config.secrets.token}").status_code == 403

@@ -168,6 +168,8 @@ class Pages:
 
     async def events(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
+        if not await run_in_threadpool(self.reader.fingerprint, run_id):
+            raise UiError("runs.unknown", f"no run {run_id}")
         loop = asyncio.get_running_loop()
 
         async def stream() -> AsyncIterator[str]:

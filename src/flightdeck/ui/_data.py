@@ -197,7 +197,8 @@ class Reader:
         return run
 
     def fingerprint(self, run_id: str) -> str:
-        """Changes whenever the run or one of its steps changes (live updates)."""
+        """Changes whenever the run or one of its steps changes (live
+        updates); empty when there is no such run."""
         with read_only(self.journal) as conn:
             if conn is None:
                 return ""
@@ -209,7 +210,7 @@ class Reader:
                 " ORDER BY rowid",
                 (run_id,),
             ).fetchall()
-        return json.dumps([run, steps])
+        return json.dumps([run, steps]) if run is not None else ""
 
     # audit ------------------------------------------------------------------
     def records(

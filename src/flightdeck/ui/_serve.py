@@ -46,6 +46,13 @@ def serve(
     if open_browser:
         webbrowser.open(url)
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        # Open event streams would hold a graceful shutdown for minutes.
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+        )
     )
     server.run(sockets=[sock])

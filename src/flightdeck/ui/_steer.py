@@ -70,6 +70,14 @@ class Steering:
                 f"step {step_id} of run {run_id} is not waiting for approval",
                 hint="reload the page: someone may have decided it already",
             )
+        if run["status"] != "pending-approval":
+            # Another branch of the launch is still running (or the run ended
+            # otherwise): a resume now would be a second process on the run.
+            raise UiError(
+                "ui.run_not_paused",
+                f"run {run_id} is {run['status']}, not paused for approval",
+                hint="decide once the launch has paused (status pending-approval)",
+            )
         if self.resuming(run_id):
             raise UiError(
                 "ui.resume_running",
