@@ -95,6 +95,9 @@ def test_approve_a_paused_step_in_the_browser_and_watch_the_run_finish(
         )
         try:
             page = browser.new_page()
+            problems: list[str] = []  # script errors, CSP refusals, failed loads
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda exc: problems.append(str(exc)))
             page.goto(url)
             row = page.locator(f'tr[data-run="{run_id}"]')
             sync_api.expect(row).to_contain_text("pending-approval")
@@ -110,6 +113,7 @@ def test_approve_a_paused_step_in_the_browser_and_watch_the_run_finish(
             sync_api.expect(step).to_have_attribute("data-state", "completed")
             page.screenshot(path=shots / "run-completed.png", full_page=True)
             assert loads == []
+            assert problems == []
         finally:
             browser.close()
     assert (ws / "ledger.txt").read_text() == "entry\n"

@@ -37,7 +37,11 @@ def test_the_token_becomes_a_cookie_and_leaves_the_url(site: Site) -> None:
     assert str(response.url) == "http://127.0.0.1:8765/runs?status=completed"
     cookie = response.history[0].headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie
-    assert site.client.get("/audit").status_code == 200  # the cookie alone now suffices
+    page = site.client.get("/audit")  # the cookie alone now suffices
+    assert page.status_code == 200
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert page.headers["referrer-policy"] == "no-referrer"
 
 
 def test_a_decision_without_the_token_changes_nothing(site: Site) -> None:

@@ -11,6 +11,8 @@
 - A write (`POST`) also needs the form's CSRF token, a second per-start
   secret only the pages themselves carry, and, when the browser sends one,
   an `Origin` naming this server.
+- Every response forbids framing (clickjacking), loads code and styles only
+  from this server, and sends no Referer (the first URL holds the token).
 """
 
 from __future__ import annotations
@@ -23,15 +25,21 @@ from urllib.parse import urlencode
 from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+]
 
 
 @dataclass(frozen=True)
 class Secrets:
-    token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
     # Cookies ignore ports: two servers on one machine need two names.
     cookie: str = field(default_factory=lambda: "flightdeck_ui_" + secrets.token_hex(4))
 
@@ -62,6 +70,15 @@ class Guard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
+
+        await self._guarded(scope, receive, send_with_headers)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         refusal = self._refusal(request)
         if refusal is not None:
