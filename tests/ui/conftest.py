@@ -67,6 +67,19 @@ def populate(data: Path, plan: Path) -> None:
         {"name": "out.json", "mimeType": "application/json", "sha256": "0" * 64, "bytes": 9},
         '{"n": 3}',
     )
+    report = data / "report.md"
+    report.write_text("# Weekly report\n")
+    journal.output(
+        DONE,
+        {
+            "name": "report.md",
+            "path": str(report),
+            "mimeType": "text/markdown",
+            "sha256": "0" * 64,
+            "bytes": 16,
+        },
+        None,
+    )
     journal.close()
     audit = SQLiteAuditSink(data / "audit.sqlite3")
     audit.record(AuditRecord("launch.run", PAUSED, {"plan": "ledger"}))

@@ -77,13 +77,14 @@ def test_a_foreign_host_header_is_refused(site: Site) -> None:
     assert response.status_code == 403 and "ui.bad_host" in response.text
 
 
-def test_approving_audits_the_decision_and_resumes_the_run(site: Site) -> None:
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_deciding_audits_the_decision_and_resumes_the_run(site: Site, decision: str) -> None:
     site.login()
     page = site.client.get(f"/runs/{PAUSED}")
     assert 'data-state="pending-approval"' in page.text and site.config.secrets.csrf in page.text
     response = site.client.post(
         DECIDE,
-        data={"decision": "approve", "csrf": site.config.secrets.csrf},
+        data={"decision": decision, "csrf": site.config.secrets.csrf},
         headers={"HX-Request": "true"},
     )
     assert response.status_code == 200, response.text
@@ -92,10 +93,10 @@ def test_approving_audits_the_decision_and_resumes_the_run(site: Site) -> None:
     args = json.loads(site.resumed.read_text())
     assert args[:3] == ["launch", "--resume", PAUSED]
     approvals = Path(args[args.index("--approvals") + 1])
-    assert json.loads(approvals.read_text()) == {"write": "approve"}
+    assert json.loads(approvals.read_text()) == {"write": decision}
     decided = [r for r in site.audit() if r.kind == "ui.approval"]
     assert len(decided) == 1 and decided[0].run_id == PAUSED
-    assert decided[0].fields["origin"] == "ui" and decided[0].fields["decision"] == "approve"
+    assert decided[0].fields["origin"] == "ui" and decided[0].fields["decision"] == decision
 
 
 def test_only_a_pending_step_can_be_decided(site: Site) -> None:
@@ -150,6 +151,7 @@ def test_run_page_shows_steps_graph_outputs_and_audit(site: Site) -> None:
     assert f'data-live="/runs/{PAUSED}/events"' in page
     done = site.client.get(f"/runs/{DONE}").text
     assert "out.json" in done and "{&#34;n&#34;: 3}" in done
+    assert "# Weekly report" in done  # a published text output, read from its file
     assert "data-live" not in done  # a finished run is not followed
     missing = site.client.get("/runs/run-nope")
     assert missing.status_code == 404 and "runs.unknown" in missing.text

@@ -155,7 +155,8 @@ class Pages:
         flash, status = None, 200
         try:
             await run_in_threadpool(self.steering.decide, run_id, step_id, decision)
-            flash = f"{decision}d {step_id}; the run is resuming"
+            done = {"approve": "approved", "deny": "denied"}[decision]
+            flash = f"{done} {step_id}; the run is resuming"
         except UiError as exc:
             if exc.code == "runs.unknown":
                 raise

@@ -186,7 +186,7 @@ class Reader:
                     "mime_type": r[2],
                     "sha256": r[3],
                     "bytes": r[4],
-                    "preview": (r[5] or "")[:2000] if r[5] is not None else None,
+                    "preview": _preview(r[5], r[1], r[2]),
                 }
                 for r in conn.execute(
                     "SELECT name, path, mime_type, sha256, bytes, content FROM outputs"
@@ -280,6 +280,25 @@ class Reader:
 def _record(row: tuple[Any, ...]) -> AuditRecord:
     kind, run_id, timestamp, fields = row
     return AuditRecord(kind=kind, run_id=run_id, timestamp=timestamp, fields=_fields(fields))
+
+
+PREVIEW_CHARS = 2000
+_TEXT_TYPES = ("text/", "application/json", "application/yaml", "application/xml")
+
+
+def _preview(content: str | None, path: str | None, mime_type: str) -> str | None:
+    """The start of an output: kept in the run record, or read from the file
+    it was published to when that is text (and still there)."""
+    if content is not None:
+        return content[:PREVIEW_CHARS]
+    if path is None or not mime_type.startswith(_TEXT_TYPES):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(PREVIEW_CHARS * 4)
+    except OSError:
+        return None
+    return head.decode("utf-8", errors="replace")[:PREVIEW_CHARS]
 
 
 def _fields(text: str) -> dict[str, Any]:
