@@ -34,6 +34,7 @@ _COMMANDS: dict[str, str] = {
     "launch": "flightdeck.cli.launch:launch",
     "runs": "flightdeck.cli.runs:runs",
     "images": "flightdeck.cli.images:images",
+    "ui": "flightdeck.cli.ui:ui",
 }
 
 

@@ -89,6 +89,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_image_ref": ("flightdeck.flightplan._images", "parse_image_ref"),
     "Keyring": ("flightdeck.flightplan._keyring", "Keyring"),
     "TrustedKey": ("flightdeck.flightplan._keyring", "TrustedKey"),
+    "TrustState": ("flightdeck.flightplan._trust", "TrustState"),
     "lint_document": ("flightdeck.flightplan._lint", "lint_document"),
     "lint_plan": ("flightdeck.flightplan._lint", "lint_plan"),
     "PlanLoad": ("flightdeck.flightplan._load", "PlanLoad"),
