@@ -122,7 +122,6 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_private_key": ("flightdeck.flightplan._signing", "load_private_key"),
     "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
     "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
-    "TrustState": ("flightdeck.flightplan._trust", "TrustState"),
     "Token": ("flightdeck.flightplan._tokens", "Token"),
     "scan_tokens": ("flightdeck.flightplan._tokens", "scan"),
     "substitute_inputs": ("flightdeck.flightplan._tokens", "substitute_inputs"),
