@@ -27,7 +27,7 @@ def list_skills(fmt: str) -> None:
     for entry in entries:
         click.echo(
             f"{entry.name:<28} {entry.version or '-':<10} {entry.short_hash}  "
-            f"{entry.publisher or '-':<28} {entry.frozen_at or '-'}"
+            f"{entry.publisher or '-':<28} {'DAMAGED' if entry.damaged else entry.frozen_at or '-'}"
         )
 
 
