@@ -1,6 +1,6 @@
 """Refusals and arguments of verify that the tamper suites do not reach:
 each test here was written against a mutant of _verify.py that survived the
-mutation pass (scripts/mutate.py; see docs/fuzzing.md)."""
+mutation pass (scripts/mutate.py; scores in docs/flightplan.md, "Testing the trust chain")."""
 
 from __future__ import annotations
 
