@@ -10,7 +10,6 @@ simulated operator); this file builds the workspace and checks the report.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -136,8 +135,7 @@ def _campaign(tmp_path: Path, ws: Path, plan: Path) -> list[dict[str, Any]]:
         [sys.executable, "-m", "tests.launch._crash_campaign", str(tmp_path / "config.json")],
         capture_output=True,
         text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,  # -m puts it on sys.path; PYTHONPATH (if any) is kept
         timeout=110,
         check=False,
     )
