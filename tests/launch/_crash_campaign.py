@@ -12,7 +12,8 @@ so the worst points are always among them.
 
 The operator is simulated: when a resume reports `resume.in_doubt` for a
 step, it checks the target system (the writes file) and decides
-`--accept STEP=OUTPUTS` if the write is there, else `--retry STEP`.
+`--accept STEP=OUTPUTS` if the write is there, else `--retry STEP`; after a
+crash it asks again instead of repeating its last decision.
 Everything observed goes into the report; the test asserts on it.
 """
 
@@ -145,6 +146,9 @@ def campaign(config: dict[str, Any]) -> list[dict[str, Any]]:
                 run_id = new.pop() if new else None
             if done["killed"]:
                 kills += 1
+                # A careful operator does not repeat a decision blindly after a
+                # crash: the next resume says again what is in doubt, if anything.
+                decision = []
             else:
                 report = json.loads(done["stdout"] or "{}")
                 error = report.get("error") or {}
@@ -158,8 +162,6 @@ def campaign(config: dict[str, Any]) -> list[dict[str, Any]]:
                         decision = ["--accept", f"{step}={outputs}"]
                     else:
                         decision = ["--retry", step]
-                elif error.get("code") == "resume.not_in_doubt":
-                    decision = []  # the decision was journaled before the kill
                 else:
                     decision = []
             if run_id is not None:
