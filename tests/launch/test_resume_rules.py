@@ -106,3 +106,14 @@ def test_decisions_without_resume_are_refused(
     with pytest.raises(LaunchError) as caught:
         harness.run(plan, decisions=ResumeDecisions(**decisions))
     assert caught.value.code == "resume.not_in_doubt"
+
+
+def test_a_write_that_failed_cleanly_is_run_again(harness: Harness, tmp_path: Path) -> None:
+    # Only an interruption makes a write in doubt; a call that answered with
+    # an error did not take effect, so a resume runs it again.
+    run_id, calls = _interrupted(harness, tmp_path)
+    harness.journal.step_finished(
+        run_id, "raw", "action-call", "failed", error={"code": "action.failed"}
+    )
+    result = _resume(harness, run_id)
+    assert result.status == "completed" and calls["raw"] == 2
