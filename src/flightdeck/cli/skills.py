@@ -28,7 +28,10 @@ def list_skills(fmt: str) -> None:
         return
     print_table(
         ["name", "version", "id", "publisher", "frozen"],
-        [(e.name, e.version, e.short_hash, e.publisher, e.frozen_at) for e in entries],
+        [
+            (e.name, e.version, e.short_hash, e.publisher, "DAMAGED" if e.damaged else e.frozen_at)
+            for e in entries
+        ],
     )
 
 

@@ -188,7 +188,7 @@ class Keyring:
             raise FlightPlanError(
                 "keyring.unreadable", f"cannot read keyring {self.path}: {exc.strerror or exc}"
             ) from None
-        except ValueError as exc:  # not JSON, not UTF-8
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep
             raise FlightPlanError(
                 "keyring.unreadable", f"cannot read keyring {self.path}: {exc}"
             ) from None

@@ -57,6 +57,9 @@ class StoredVersion:
     publisher: str | None
     key_id: str | None
     frozen_at: str | None
+    # Its signed statement could not be read (or it is not a directory), so
+    # its label is unknown: it might be the newest version.
+    damaged: bool = False
 
     @property
     def skill_path(self) -> Path:
@@ -72,6 +75,7 @@ class StoredVersion:
             "key_id": self.key_id,
             "frozen_at": self.frozen_at,
             "path": str(self.path),
+            "damaged": self.damaged,
         }
 
 
@@ -180,7 +184,9 @@ class SkillStore:
             if not versions.is_dir():  # a stray file is no stored version
                 continue
             for path in sorted(versions.iterdir()):
-                if path.is_dir() and not path.name.startswith("."):
+                # Not only directories: a file or a dangling symbolic link
+                # where a version should be is a damaged entry, not nothing.
+                if not path.name.startswith("."):
                     out.append(self._entry(path))
         return sorted(out, key=lambda e: (e.name, e.frozen_at or "", e.short_hash))
 
@@ -203,6 +209,12 @@ class SkillStore:
                 "store.not_found", f"no frozen skill named '{name}'", hint="flightdeck skills list"
             )
         if version is None:
+            damaged = [e for e in entries if e.damaged]
+            if damaged:
+                # Skipping it could serve an older version in place of a
+                # newer one whose index was destroyed: verify reports the
+                # damage on this entry instead.
+                return damaged[0]
             labelled = [e for e in entries if e.version and SEMVER.match(e.version)]
             if labelled:
                 return max(labelled, key=lambda e: _semver_key(e.version or ""))
@@ -257,7 +269,7 @@ class SkillStore:
             if isinstance(statement, dict):
                 meta = {**statement, "frozenAt": statement.get("signedAt")}
                 meta["keyId"] = loaded.get("keyId")
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
             pass
         name = path.parent.parent.name
         return StoredVersion(
@@ -269,6 +281,7 @@ class SkillStore:
             publisher=_opt(meta.get("publisher")),
             key_id=_opt(meta.get("keyId")),
             frozen_at=_opt(meta.get("frozenAt")),
+            damaged=not meta,
         )
 
 
@@ -296,7 +309,7 @@ def _same_signing(stored: bytes, fresh: bytes) -> bool:
     """
     try:
         old, new = json.loads(stored), json.loads(fresh)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     if not (isinstance(old, dict) and isinstance(new, dict)):
         return False

@@ -140,7 +140,7 @@ class TrustState:
             raw = json.loads(self.path.read_text("utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting
             raise FlightPlanError(
                 "trust.unreadable",
                 f"cannot read the trust state {self.path}: {exc}",

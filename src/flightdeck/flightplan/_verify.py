@@ -18,7 +18,13 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from flightdeck.documents import Document, DocumentKind, load_document
-from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, jcs, sha256_tag
+from flightdeck.flightplan._canonical import (
+    CanonicalError,
+    PartDigests,
+    canonical_bytes,
+    jcs,
+    sha256_tag,
+)
 from flightdeck.flightplan._cosign import read_cosigners
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._keyring import Keyring
@@ -133,7 +139,14 @@ def verify_plan(
         )
     envelope = _read_signature(folder / SIGNATURE_FILE)
     public = _read_public_key(folder / PUBLIC_KEY_FILE, envelope)
-    message = canonical_bytes(document.data, document.body)
+    try:
+        message = canonical_bytes(document.data, document.body)
+    except CanonicalError as exc:
+        # Freeze never writes a value JCS cannot encode (an integer beyond
+        # 2**53, a lone surrogate): the frontmatter was edited afterwards.
+        raise FlightPlanError(
+            "verify.frontmatter_tampered", f"{skill}: {exc}", where=str(skill)
+        ) from None
     recomputed = sha256_tag(message)
     if recomputed != lock.content_hash:
         raise _which_part_changed(document, envelope, skill)
@@ -207,7 +220,7 @@ def _read_signature(path: Path) -> dict[str, Any]:
         )
     try:
         envelope = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # deep nesting is a RecursionError
         raise FlightPlanError("verify.signature_malformed", f"{path}: {exc}") from None
     if not isinstance(envelope, dict) or envelope.get("algorithm") != "ed25519":
         raise FlightPlanError("verify.signature_malformed", f"{path} is not an ed25519 envelope")
@@ -275,9 +288,10 @@ def _check_lock_file(path: Path, document: Document) -> bytes:
     try:
         raw = path.read_bytes()
         stored = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError):
-        stored = None
-    if stored is None or jcs(stored) + b"\n" != raw or stored != document.data["aileron"]["lock"]:
+        exact = jcs(stored) + b"\n" == raw  # CanonicalError is a ValueError
+    except (OSError, ValueError, RecursionError):
+        stored, exact = None, False
+    if stored is None or not exact or stored != document.data["aileron"]["lock"]:
         raise FlightPlanError(
             "verify.lock_tampered",
             f"{path} differs from the lock inside the frozen SKILL.md",
