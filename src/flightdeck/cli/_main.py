@@ -32,6 +32,7 @@ _COMMANDS: dict[str, str] = {
     "launch": "flightdeck.cli.launch:launch",
     "runs": "flightdeck.cli.runs:runs",
     "images": "flightdeck.cli.images:images",
+    "worker": "flightdeck.cli.worker:worker",
 }
 
 

