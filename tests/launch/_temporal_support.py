@@ -2,6 +2,7 @@
 actions, the runtime both sides build, and the worker entry point.
 
     python -m tests.launch._temporal_support ADDRESS QUEUE HOME
+    python -m tests.launch._temporal_support launch ADDRESS QUEUE HOME PLAN OUT
 
 Every store lives under HOME (journal, audit, the actions' effect logs), so
 the launcher in the test process and the workers read and write the same
@@ -54,7 +55,20 @@ def handlers(home: Path) -> dict[str, Any]:
             await asyncio.sleep(3600)
         return {"ok": True}
 
-    return {"m.fetch": fetch, "m.publish": publish, "m.hang": hang_once, "w.hang": hang_once}
+    async def gate(call: ActionCall) -> Any:
+        # Answers once the test opens the step's gate (a file).
+        _log(home, "gate", call)
+        while not (home / "gates" / call.step_id).exists():
+            await asyncio.sleep(0.05)
+        return {"opened": True}
+
+    return {
+        "m.fetch": fetch,
+        "m.publish": publish,
+        "m.hang": hang_once,
+        "w.hang": hang_once,
+        "m.gate": gate,
+    }
 
 
 def runtime(home: Path, **changes: Any) -> Runtime:
@@ -69,6 +83,15 @@ def runtime(home: Path, **changes: Any) -> Runtime:
         audit=SQLiteAuditSink(home / "audit.sqlite3"),
         **changes,
     )
+
+
+def launch_main(address: str, queue: str, home: str, plan: str, out: str) -> None:
+    """A launcher process (attached) the test can kill."""
+    from flightdeck.launch import LaunchOptions, TemporalEngine, launch
+
+    engine = TemporalEngine(address, queue, heartbeat_timeout=2.0)
+    options = LaunchOptions(unsigned=True, out_dir=Path(out))
+    asyncio.run(launch(Path(plan), options, runtime(Path(home), engine=engine)))
 
 
 def main(address: str, queue: str, home: str) -> None:
@@ -96,4 +119,7 @@ def main(address: str, queue: str, home: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    if sys.argv[1] == "launch":
+        launch_main(*sys.argv[2:7])
+    else:
+        main(*sys.argv[1:4])

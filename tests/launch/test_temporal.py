@@ -31,6 +31,8 @@ from .conftest import contract, write_plan
 pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
 
 ROOT = Path(__file__).resolve().parents[2]
+FD = str(Path(sys.executable).parent / "flightdeck")
+JSON = ("--format", "json")
 
 
 def _binary() -> Path | None:
@@ -301,3 +303,202 @@ def test_an_unsafe_step_in_doubt_is_held_not_repeated(cluster: Cluster, tmp_path
     assert again.status == "failed" and again.error is not None
     assert again.error.code == "resume.in_doubt"
     assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
+
+
+def _gate_plan(folder: Path, gate: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_plan(
+        folder,
+        actions={"aileron:m.gate": READ, "aileron:m.publish": WRITE},
+        steps=[
+            {"id": gate, "kind": "action-call", "actionRef": "aileron:m.gate", "outputs": ["g"]},
+            {
+                "id": "publish",
+                "kind": "action-call",
+                "actionRef": "aileron:m.publish",
+                "args": {"g": f"steps.{gate}.g"},
+                "outputs": ["issue"],
+            },
+        ],
+    )
+
+
+def _open_gate(home: Path, step: str) -> None:
+    (home / "gates").mkdir(exist_ok=True)
+    (home / "gates" / step).write_text("open")
+
+
+def _wait_run(cluster: Cluster, run_id: str) -> RunResult:
+    from flightdeck.launch import wait_for_run
+
+    return asyncio.run(wait_for_run(cluster.address, run_id))
+
+
+def test_the_run_goes_on_when_the_launcher_is_killed(cluster: Cluster, tmp_path: Path) -> None:
+    plan = _gate_plan(tmp_path / "plan", "gate_kill")
+    argv = [sys.executable, "-m", "tests.launch._temporal_support", "launch", cluster.address]
+    launcher = subprocess.Popen(
+        [*argv, cluster.queue, str(cluster.home), str(plan), str(tmp_path / "out")],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        # Killed while its run is mid-step: a launcher never gets to conclude.
+        _wait_for(lambda: bool(_calls(cluster.home, "gate_kill")), "the gate step")
+        launcher.send_signal(signal.SIGKILL)
+    finally:
+        launcher.wait(timeout=30)
+    run_id = next((cluster.home / "calls").glob("*.gate_kill")).name.rsplit(".", 1)[0]
+    _open_gate(cluster.home, "gate_kill")
+    result = _wait_run(cluster, run_id)
+    # `publish` needs an approval the launch did not give: the run ends
+    # pending it, as a local run would, recorded by the workers.
+    assert result.status == "pending-approval" and result.pending == ["publish"]
+    row = Journal(cluster.home / "runs.sqlite3").run(run_id)
+    assert row is not None and row.status == "pending-approval"
+    assert len(_calls(cluster.home, "gate_kill")) == 1
+
+
+def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path: Path) -> None:
+    from flightdeck.launch import TemporalEngine
+
+    plan = _gate_plan(tmp_path / "plan", "gate_signal")
+    _open_gate(cluster.home, "gate_signal")
+    engine = TemporalEngine(cluster.address, cluster.queue, detach=True, heartbeat_timeout=2.0)
+    started = _launch(support.runtime(cluster.home, engine=engine), plan, tmp_path / "out")
+    assert started.status == "running"
+    journal = Journal(cluster.home / "runs.sqlite3")
+
+    def held() -> bool:
+        row = journal.run(started.run_id)
+        return row is not None and row.status == "pending-approval"
+
+    _wait_for(held, "the run to wait for approval")
+    assert _calls(cluster.home, "publish") == []
+    approve = subprocess.run(
+        [FD, "runs", "approve", started.run_id, "publish", "--temporal", cluster.address],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert approve.returncode == 0, approve.stderr
+    result = _wait_run(cluster, started.run_id)
+    assert result.status == "completed"
+    assert len(_calls(cluster.home, "publish")) == 1
+    kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
+    assert kinds.count("launch.finish") == 2 and "launch.resume" in kinds
+
+
+def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
+    """As users run it: a `flightdeck worker` process, `flightdeck launch
+    --executor temporal`, then `flightdeck runs show` reads what they wrote."""
+    env = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")}
+    plan = write_plan(
+        tmp_path,
+        inputs=[
+            {"name": "text", "type": "string", "resolution": {"rule": "literal", "default": "hi"}}
+        ],
+        steps=[
+            {"id": "a", "kind": "transform", "transform": "identity"}
+            | {"bindings": {"x": "inputs.text"}, "outputs": ["o"]},
+            {"id": "b", "kind": "transform", "transform": "json"}
+            | {"bindings": {"v": "steps.a.o"}, "outputs": ["j"]},
+        ],
+    )
+    queue = ["--temporal", server, "--task-queue", "cli"]
+    workers = [
+        subprocess.Popen(
+            [FD, "worker", *queue, "--workspace", str(tmp_path)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(1)
+    ]
+    try:
+        for proc in workers:
+            line = proc.stderr.readline() if proc.stderr else ""
+            assert line.startswith("worker ready"), line
+        ran = subprocess.run(
+            [FD, "launch", str(plan), "--unsigned", "--executor", "temporal", *queue, *JSON],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert ran.returncode == 0, ran.stderr
+        result = json.loads(ran.stdout)
+        assert result["status"] == "completed" and result["steps"] == {
+            "a": "completed",
+            "b": "completed",
+        }
+        shown = subprocess.run(
+            [FD, "runs", "show", result["runId"], "--format", "json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        report = json.loads(shown.stdout)
+        assert report["status"] == "completed"
+        assert [s["status"] for s in report["steps"]] == ["completed", "completed"]
+    finally:
+        for proc in workers:
+            proc.terminate()
+        for proc in workers:
+            code = proc.wait(timeout=30)
+            assert code == 0, (code, proc.stderr.read() if proc.stderr else "")  # a clean stop
+
+
+def _tiny_plan(folder: Path) -> Path:
+    return write_plan(
+        folder,
+        inputs=[
+            {"name": "text", "type": "string", "resolution": {"rule": "literal", "default": "hi"}}
+        ],
+        steps=[
+            {"id": "a", "kind": "transform", "transform": "identity"}
+            | {"bindings": {"x": "inputs.text"}, "outputs": ["o"]},
+            {"id": "b", "kind": "transform", "transform": "json"}
+            | {"bindings": {"v": "steps.a.o"}, "outputs": ["j"]},
+        ],
+    )
+
+
+def test_cli_refuses_executor_temporal_without_an_address(tmp_path: Path) -> None:
+    ran = subprocess.run(
+        [FD, "launch", str(_tiny_plan(tmp_path)), "--unsigned", "--executor", "temporal"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")},
+    )
+    assert ran.returncode == 2 and "--temporal HOST:PORT" in ran.stderr
+
+
+def test_an_unreachable_server_is_a_located_error(tmp_path: Path) -> None:
+    plan, nobody = _tiny_plan(tmp_path), f"127.0.0.1:{_free_port()}"
+    ran = subprocess.run(
+        [
+            FD,
+            "launch",
+            str(plan),
+            "--unsigned",
+            "--executor",
+            "temporal",
+            "--temporal",
+            nobody,
+            *JSON,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")},
+    )
+    assert ran.returncode == 1
+    assert json.loads(ran.stdout)["error"]["code"] == "temporal.unavailable"

@@ -17,6 +17,7 @@ import click
 from flightdeck.audit import AuditStoreError
 from flightdeck.cli._params import utf8_text
 from flightdeck.cli._render import fail
+from flightdeck.cli._temporal import skip_teardown, temporal_missing
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
     Approvals,
@@ -282,59 +283,60 @@ def launch(
         finally:
             progress.resume()
 
-    if workspace is None:
-        workspace = frozen_workspace(target, resume) if not unsigned else None
-        workspace = workspace or Path(".")
-    try:
-        approvals = Approvals.build(approve, approvals_file, ask_approval if terminal else None)
-        settings = configured_settings(
-            workspace.resolve(),
-            no_sandbox=no_sandbox,
-            llm_provider=llm_provider,
-            llm_model=llm_model,
-            llm_base_url=llm_base_url,
-        )
-        options = LaunchOptions(
-            inputs=_pairs(inputs),
-            out_dir=out_dir.resolve() if out_dir else None,
-            approvals=approvals,
-            max_parallel=max_parallel,
-            resume=resume,
-            replay=replay,
-            unsigned=unsigned,
-            settings=settings,
-            input_prompt=ask_input if terminal else None,
-            on_event=progress.event,
-            verify_credentials=verify_credentials,
-            decisions=_decisions(accept, retry),
-        )
-        runtime = configured_runtime(workspace.resolve())
-        if expected_key is not None:
-            runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
-        if temporal_address is not None:
-            from flightdeck.launch import TemporalEngine
+    # A Temporal client leaves core threads behind: end without teardown.
+    with skip_teardown(executor == "temporal"):
+        if workspace is None:
+            workspace = frozen_workspace(target, resume) if not unsigned else None
+            workspace = workspace or Path(".")
+        try:
+            approvals = Approvals.build(approve, approvals_file, ask_approval if terminal else None)
+            settings = configured_settings(
+                workspace.resolve(),
+                no_sandbox=no_sandbox,
+                llm_provider=llm_provider,
+                llm_model=llm_model,
+                llm_base_url=llm_base_url,
+            )
+            options = LaunchOptions(
+                inputs=_pairs(inputs),
+                out_dir=out_dir.resolve() if out_dir else None,
+                approvals=approvals,
+                max_parallel=max_parallel,
+                resume=resume,
+                replay=replay,
+                unsigned=unsigned,
+                settings=settings,
+                input_prompt=ask_input if terminal else None,
+                on_event=progress.event,
+                verify_credentials=verify_credentials,
+                decisions=_decisions(accept, retry),
+            )
+            runtime = configured_runtime(workspace.resolve())
+            if expected_key is not None:
+                runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
+            if temporal_address is not None:
+                from flightdeck.launch import TemporalEngine
 
-            engine = TemporalEngine(temporal_address, task_queue, detach=detach)
-            runtime = dataclasses.replace(runtime, engine=engine)
-        with progress:
-            result = _run_interruptibly(run_launch(target, options, runtime))
-    except KeyboardInterrupt:
-        where = f" --resume {progress.run_id}" if progress.run_id else ""
-        click.echo(f"\ninterrupted; completed steps are kept: flightdeck launch{where}", err=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # A sync action still running in a worker thread would hold the
-        # interpreter open until it returns; the journal is already committed.
-        os._exit(130)
-    except (LaunchError, AuditStoreError) as exc:
-        fail(exc, fmt, EXIT_FAILED)
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("temporalio"):
-            raise
-        from flightdeck.cli.worker import temporal_missing
-
-        fail(temporal_missing(exc), fmt, EXIT_FAILED)
-    _report(result, fmt)
+                engine = TemporalEngine(temporal_address, task_queue, detach=detach)
+                runtime = dataclasses.replace(runtime, engine=engine)
+            with progress:
+                result = _run_interruptibly(run_launch(target, options, runtime))
+        except KeyboardInterrupt:
+            where = f" --resume {progress.run_id}" if progress.run_id else ""
+            kept = f"completed steps are kept: flightdeck launch{where}"
+            click.echo(f"\ninterrupted; {kept}", err=True)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # A sync action still running in a worker thread would hold the
+            # interpreter open until it returns; the journal is already committed.
+            os._exit(130)
+        except (LaunchError, AuditStoreError) as exc:
+            fail(exc, fmt, EXIT_FAILED)
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("temporalio"):
+                raise
+                fail(temporal_missing(exc), fmt, EXIT_FAILED)
+        _report(result, fmt)
 
 
 def _run_interruptibly(main: Coroutine[Any, Any, RunResult]) -> RunResult:

@@ -100,14 +100,15 @@ def approve_run(run_id: str, steps: tuple[str, ...], address: str, deny: bool) -
     """
     import asyncio
 
-    try:
-        from flightdeck.launch import signal_approval
+    from flightdeck.cli._temporal import skip_teardown, temporal_missing
 
-        asyncio.run(signal_approval(address, run_id, list(steps), deny=deny))
-    except ModuleNotFoundError as exc:
-        from flightdeck.cli.worker import temporal_missing
+    with skip_teardown():
+        try:
+            from flightdeck.launch import signal_approval
 
-        fail(temporal_missing(exc), "text")
-    except LaunchError as exc:
-        fail(exc, "text")
-    click.echo(f"run {run_id}: {'denied' if deny else 'approved'} {', '.join(steps)}")
+            asyncio.run(signal_approval(address, run_id, list(steps), deny=deny))
+        except ModuleNotFoundError as exc:
+            fail(temporal_missing(exc), "text")
+        except LaunchError as exc:
+            fail(exc, "text")
+        click.echo(f"run {run_id}: {'denied' if deny else 'approved'} {', '.join(steps)}")

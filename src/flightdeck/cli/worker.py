@@ -10,16 +10,8 @@ from pathlib import Path
 import click
 
 from flightdeck.cli._render import fail
+from flightdeck.cli._temporal import skip_teardown, temporal_missing
 from flightdeck.launch import LaunchError
-
-INSTALL_HINT = "install the temporal extra: pip install 'flightdeck[temporal]'"
-
-
-def temporal_missing(exc: ModuleNotFoundError) -> LaunchError:
-    """The located error for a Temporal path without the `temporal` extra."""
-    return LaunchError(
-        "temporal.not_installed", f"the Temporal executor needs {exc.name}", hint=INSTALL_HINT
-    )
 
 
 @click.command()
@@ -47,6 +39,13 @@ def worker(
       flightdeck worker --temporal 127.0.0.1:7233
       flightdeck worker --temporal temporal.internal:7233 --task-queue tools
     """
+    with skip_teardown():
+        _serve(address, task_queue, namespace, workspace, max_concurrent_steps)
+
+
+def _serve(
+    address: str, task_queue: str, namespace: str, workspace: Path, max_concurrent_steps: int
+) -> None:
     from flightdeck.launch import configured_runtime
 
     try:
