@@ -119,11 +119,12 @@ class ActivityExecutor:
             if not ops:
                 return
             self.flushes += 1
-            await workflow.execute_activity(
+            # A local activity: it runs on the worker running this workflow
+            # task, without a round trip through the server's queues.
+            await workflow.execute_local_activity(
                 APPLY_ACTIVITY,
                 ops,
                 activity_id=f"{self.spec['run_id']}/journal/{self.flushes}",
-                task_queue=self.spec["task_queue"],
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=_BOOKKEEPING,
             )
