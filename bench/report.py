@@ -30,6 +30,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("actions_io.py", []),
     ("validate_inprocess.py", []),
     ("validate.py", []),
+    ("temporal.py", []),  # skips itself without the temporal extra
 ]
 
 

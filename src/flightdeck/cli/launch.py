@@ -245,7 +245,8 @@ def launch(
     every trust contract enforced, write its outputs and audit.
 
     \b
-    Exit status: 0 completed, 1 failed, 3 paused for approval, 130 interrupted.
+    Exit status: 0 completed (or started, with --detach), 1 failed, 3 paused for
+    approval, 130 interrupted.
     Examples:
       flightdeck launch metrics-digest@1.0.0 --approve file_issue
       flightdeck launch metrics-digest --input window_days=30 --out-dir out/
@@ -373,6 +374,9 @@ def _report(result: RunResult, fmt: str) -> None:
         for output in result.outputs:
             where = output["path"] or "(kept in the run record)"
             click.echo(f"  output {output['name']}: {where} ({output['bytes']} bytes)")
+        if result.status == "running":
+            click.echo("  detached: the run goes on on its workers")
+            click.echo(f"  follow it: flightdeck runs show {result.run_id}")
         if result.pending:
             click.echo(f"  waiting for approval: {', '.join(result.pending)}")
             click.echo(

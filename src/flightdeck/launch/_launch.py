@@ -216,6 +216,10 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         # The walk runs elsewhere and outlives this process: nothing to mark
         # interrupted here when the launcher stops.
         result = await runtime.engine.run(scheduler, verified, out_dir)
+        if result.status == "running":  # detached: where to follow it
+            audit_path = getattr(runtime.audit, "path", None)
+            result.journal = runtime.journal.path
+            result.audit = str(audit_path) if audit_path is not None else None
     else:
         try:
             state = await scheduler.run()
