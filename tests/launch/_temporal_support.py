@@ -109,6 +109,7 @@ def main(address: str, queue: str, home: str) -> None:
                 runtime(Path(home)),
                 ready=ready,
                 sticky_timeout=timedelta(seconds=1),
+                heartbeat_every=timedelta(seconds=0.5),
             )
         )
         await ready.wait()
