@@ -391,37 +391,23 @@ def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path:
 
 
 def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
-    """As users run it: a `flightdeck worker` process, `flightdeck launch
-    --executor temporal`, then `flightdeck runs show` reads what they wrote."""
+    """As users run it, configured by `[temporal]` in flightdeck.toml: a
+    `flightdeck worker` process, `flightdeck launch`, then `flightdeck runs
+    show` reads what the worker wrote."""
     env = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")}
-    plan = write_plan(
-        tmp_path,
-        inputs=[
-            {"name": "text", "type": "string", "resolution": {"rule": "literal", "default": "hi"}}
-        ],
-        steps=[
-            {"id": "a", "kind": "transform", "transform": "identity"}
-            | {"bindings": {"x": "inputs.text"}, "outputs": ["o"]},
-            {"id": "b", "kind": "transform", "transform": "json"}
-            | {"bindings": {"v": "steps.a.o"}, "outputs": ["j"]},
-        ],
+    plan = _tiny_plan(tmp_path)
+    (tmp_path / "flightdeck.toml").write_text(
+        f'[temporal]\nexecutor = "temporal"\naddress = "{server}"\ntask_queue = "cli"\n'
     )
-    queue = ["--temporal", server, "--task-queue", "cli"]
-    workers = [
-        subprocess.Popen(
-            [FD, "worker", *queue, "--workspace", str(tmp_path)],
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(1)
-    ]
+    workspace = ["--workspace", str(tmp_path)]
+    worker = subprocess.Popen(
+        [FD, "worker", *workspace], env=env, stderr=subprocess.PIPE, text=True
+    )
     try:
-        for proc in workers:
-            line = proc.stderr.readline() if proc.stderr else ""
-            assert line.startswith("worker ready"), line
+        line = worker.stderr.readline() if worker.stderr else ""
+        assert line.startswith("worker ready") and "queue cli" in line, line
         ran = subprocess.run(
-            [FD, "launch", str(plan), "--unsigned", "--executor", "temporal", *queue, *JSON],
+            [FD, "launch", str(plan), "--unsigned", *workspace, *JSON],
             env=env,
             capture_output=True,
             text=True,
@@ -430,10 +416,8 @@ def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
         )
         assert ran.returncode == 0, ran.stderr
         result = json.loads(ran.stdout)
-        assert result["status"] == "completed" and result["steps"] == {
-            "a": "completed",
-            "b": "completed",
-        }
+        assert result["status"] == "completed"
+        assert result["steps"] == {"a": "completed", "b": "completed"}
         shown = subprocess.run(
             [FD, "runs", "show", result["runId"], "--format", "json"],
             env=env,
@@ -446,11 +430,32 @@ def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
         assert report["status"] == "completed"
         assert [s["status"] for s in report["steps"]] == ["completed", "completed"]
     finally:
-        for proc in workers:
-            proc.terminate()
-        for proc in workers:
-            code = proc.wait(timeout=30)
-            assert code == 0, (code, proc.stderr.read() if proc.stderr else "")  # a clean stop
+        worker.terminate()
+        code = worker.wait(timeout=30)
+        assert code == 0, (code, worker.stderr.read() if worker.stderr else "")  # a clean stop
+
+
+def test_a_bad_temporal_setting_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "flightdeck.toml").write_text('[temporal]\nexecutor = "remote"\n')
+    ran = subprocess.run(
+        [
+            FD,
+            "launch",
+            str(_tiny_plan(tmp_path)),
+            "--unsigned",
+            "--workspace",
+            str(tmp_path),
+            *list(JSON),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")},
+    )
+    error = json.loads(ran.stdout)["error"]
+    assert ran.returncode == 1 and error["code"] == "config.invalid"
+    assert "[temporal] executor" in error["message"]
 
 
 def _tiny_plan(folder: Path) -> Path:

@@ -21,23 +21,27 @@ def temporal_missing(exc: ModuleNotFoundError) -> LaunchError:
 
 
 @contextlib.contextmanager
-def skip_teardown(active: bool = True) -> Iterator[None]:
-    """End the process without interpreter teardown once the command is done.
-    temporalio's Rust core keeps threads that can call into Python while the
-    interpreter finalizes, which aborts the process (SIGABRT, "PyGILState_Release:
-    thread state must be current", temporalio/sdk-python#300) after the
-    command already succeeded. Everything is flushed first; an unexpected
-    exception still propagates with its traceback."""
-    if not active:
-        yield
-        return
+def skip_teardown() -> Iterator[None]:
+    """Once a command that used Temporal is done, end the process without
+    interpreter teardown. temporalio's Rust core keeps threads that can still
+    be releasing the GIL when the interpreter finalizes right after the last
+    RPC, which aborts the process (SIGABRT, "PyGILState_Release: thread state
+    must be current", temporalio/sdk-python#300) after the command succeeded.
+    Everything is flushed first; a command that never imported temporalio
+    exits normally, and an unexpected exception propagates with its
+    traceback."""
     code = 0
     try:
         yield
     except SystemExit as exc:
+        if "temporalio" not in sys.modules:
+            raise
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
+    else:
+        if "temporalio" not in sys.modules:
+            return
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -26,8 +26,10 @@ from flightdeck.launch import (
     LaunchOptions,
     ResumeDecisions,
     RunResult,
+    TemporalSettings,
     configured_runtime,
     configured_settings,
+    configured_temporal,
     frozen_workspace,
 )
 from flightdeck.launch import (
@@ -204,12 +206,18 @@ class _Progress:
 @click.option(
     "--executor",
     type=click.Choice(["local", "temporal"]),
-    default="local",
-    show_default=True,
-    help="Walk the graph here, or as a Temporal workflow run by `flightdeck worker`s.",
+    help="Walk the graph here (default), or as a Temporal workflow run by `flightdeck"
+    " worker`s. Default from [temporal] executor.",
 )
-@click.option("--temporal", "temporal_address", metavar="HOST:PORT", help="The Temporal frontend.")
-@click.option("--task-queue", default="flightdeck", show_default=True, help="With temporal.")
+@click.option(
+    "--temporal",
+    "temporal_address",
+    metavar="HOST:PORT",
+    help="The Temporal frontend (default [temporal] address).",
+)
+@click.option(
+    "--task-queue", help="With temporal: the workers' queue (default [temporal] task_queue)."
+)
 @click.option(
     "--detach",
     is_flag=True,
@@ -235,9 +243,9 @@ def launch(
     llm_provider: str | None,
     llm_model: str | None,
     llm_base_url: str | None,
-    executor: str,
+    executor: str | None,
     temporal_address: str | None,
-    task_queue: str,
+    task_queue: str | None,
     detach: bool,
     fmt: str,
 ) -> None:
@@ -257,10 +265,6 @@ def launch(
     """
     if target is None and resume is None:
         raise click.UsageError("name a plan (NAME[@VERSION] or PATH) or pass --resume RUN_ID")
-    if executor == "temporal" and not temporal_address:
-        raise click.UsageError("--executor temporal needs --temporal HOST:PORT")
-    if executor == "local" and (temporal_address or detach):
-        raise click.UsageError("--temporal and --detach go with --executor temporal")
     terminal = sys.stdin.isatty() and sys.stdout.isatty() and fmt == "text"
     if unsigned:
         click.echo("warning: launching an UNSIGNED plan (recorded in the audit)", err=True)
@@ -285,7 +289,7 @@ def launch(
             progress.resume()
 
     # A Temporal client leaves core threads behind: end without teardown.
-    with skip_teardown(executor == "temporal"):
+    with skip_teardown():
         if workspace is None:
             workspace = frozen_workspace(target, resume) if not unsigned else None
             workspace = workspace or Path(".")
@@ -315,11 +319,18 @@ def launch(
             runtime = configured_runtime(workspace.resolve())
             if expected_key is not None:
                 runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
-            if temporal_address is not None:
-                from flightdeck.launch import TemporalEngine
-
-                engine = TemporalEngine(temporal_address, task_queue, detach=detach)
-                runtime = dataclasses.replace(runtime, engine=engine)
+            temporal = configured_temporal(
+                workspace.resolve(),
+                executor=executor,
+                address=temporal_address,
+                task_queue=task_queue,
+            )
+            if temporal.executor == "temporal":
+                runtime = dataclasses.replace(runtime, engine=_engine(temporal, detach))
+            elif temporal_address or task_queue or detach:
+                raise click.UsageError(
+                    "--temporal, --task-queue and --detach go with --executor temporal"
+                )
             with progress:
                 result = _run_interruptibly(run_launch(target, options, runtime))
         except KeyboardInterrupt:
@@ -338,6 +349,22 @@ def launch(
                 raise
                 fail(temporal_missing(exc), fmt, EXIT_FAILED)
         _report(result, fmt)
+
+
+def _engine(temporal: TemporalSettings, detach: bool) -> Any:
+    if not temporal.address:
+        raise click.UsageError(
+            "--executor temporal needs --temporal HOST:PORT (or [temporal] address)"
+        )
+    from flightdeck.launch import TemporalEngine
+
+    return TemporalEngine(
+        temporal.address,
+        temporal.task_queue,
+        temporal.namespace,
+        detach=detach,
+        heartbeat_timeout=temporal.heartbeat_timeout,
+    )
 
 
 def _run_interruptibly(main: Coroutine[Any, Any, RunResult]) -> RunResult:

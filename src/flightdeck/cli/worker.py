@@ -16,10 +16,13 @@ from flightdeck.launch import LaunchError
 
 @click.command()
 @click.option(
-    "--temporal", "address", required=True, metavar="HOST:PORT", help="The Temporal frontend."
+    "--temporal",
+    "address",
+    metavar="HOST:PORT",
+    help="The Temporal frontend (default [temporal] address).",
 )
-@click.option("--task-queue", default="flightdeck", show_default=True)
-@click.option("--namespace", default="default", show_default=True)
+@click.option("--task-queue", help="The queue to serve (default [temporal] task_queue).")
+@click.option("--namespace", help="Default [temporal] namespace, else `default`.")
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),
@@ -28,7 +31,11 @@ from flightdeck.launch import LaunchError
 )
 @click.option("--max-concurrent-steps", type=click.IntRange(1, 1024), default=16, show_default=True)
 def worker(
-    address: str, task_queue: str, namespace: str, workspace: Path, max_concurrent_steps: int
+    address: str | None,
+    task_queue: str | None,
+    namespace: str | None,
+    workspace: Path,
+    max_concurrent_steps: int,
 ) -> None:
     """Serve a task queue: walk the graphs of runs launched with --executor
     temporal and run their steps, with this machine's drivers, secrets and
@@ -39,8 +46,24 @@ def worker(
       flightdeck worker --temporal 127.0.0.1:7233
       flightdeck worker --temporal temporal.internal:7233 --task-queue tools
     """
+    from flightdeck.launch import configured_temporal
+
+    try:
+        temporal = configured_temporal(
+            workspace.resolve(), address=address, task_queue=task_queue, namespace=namespace
+        )
+    except LaunchError as exc:
+        fail(exc, "text")
+    if not temporal.address:
+        raise click.UsageError("name the Temporal frontend: --temporal HOST:PORT")
     with skip_teardown():
-        _serve(address, task_queue, namespace, workspace, max_concurrent_steps)
+        _serve(
+            temporal.address,
+            temporal.task_queue,
+            temporal.namespace,
+            workspace,
+            max_concurrent_steps,
+        )
 
 
 def _serve(

@@ -59,7 +59,13 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
-    from flightdeck.launch._setup import code_resolver, configured_runtime, configured_settings
+    from flightdeck.launch._setup import (
+        TemporalSettings,
+        code_resolver,
+        configured_runtime,
+        configured_settings,
+        configured_temporal,
+    )
     from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
     from flightdeck.launch._temporal_client import TemporalEngine, signal_approval, wait_for_run
     from flightdeck.launch._temporal_worker import run_worker
@@ -116,6 +122,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
+    "configured_temporal": ("flightdeck.launch._setup", "configured_temporal"),
+    "TemporalSettings": ("flightdeck.launch._setup", "TemporalSettings"),
     "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
     "StepSettings": ("flightdeck.launch._task", "StepSettings"),
     "StepTask": ("flightdeck.launch._task", "StepTask"),
@@ -163,11 +171,13 @@ __all__ = [
     "StepSettings",
     "StepTask",
     "TemporalEngine",
+    "TemporalSettings",
     "TransformContext",
     "bwrap_path",
     "code_resolver",
     "configured_runtime",
     "configured_settings",
+    "configured_temporal",
     "execute_step",
     "frozen_workspace",
     "get_transform",
