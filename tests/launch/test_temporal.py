@@ -23,7 +23,15 @@ from typing import Any
 
 import pytest
 
-from flightdeck.launch import Approvals, Journal, LaunchOptions, RunResult, StepSettings, launch
+from flightdeck.launch import (
+    Approvals,
+    Journal,
+    LaunchOptions,
+    ResumeDecisions,
+    RunResult,
+    StepSettings,
+    launch,
+)
 
 from . import _temporal_support as support
 from .conftest import contract, write_plan
@@ -245,6 +253,23 @@ def test_same_outputs_and_audit_as_the_local_executor(cluster: Cluster, tmp_path
     # The steps ran in the worker processes, not in this one.
     callers = {name.split("-")[1] for name in _calls(cluster.home, "fetch")}
     assert callers and str(os.getpid()) not in callers
+    _replay(cluster, remote.run_id)
+
+
+def _replay(cluster: Cluster, run_id: str) -> None:
+    """Replay the run's history in this process (another hash seed than the
+    worker's): raises if the workflow code is not deterministic."""
+    from temporalio.client import Client
+    from temporalio.worker import Replayer
+
+    from flightdeck.launch._temporal_workflow import FlightPlanWorkflow
+
+    async def replay() -> None:
+        client = await Client.connect(cluster.address)
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        await Replayer(workflows=[FlightPlanWorkflow]).replay_workflow(history)
+
+    asyncio.run(replay())
 
 
 def _hang_plan(folder: Path, step: str, ref: str, tc: dict[str, Any]) -> Path:
@@ -296,12 +321,22 @@ def test_an_unsafe_step_in_doubt_is_held_not_repeated(cluster: Cluster, tmp_path
     assert result.status == "failed"
     assert result.error is not None and result.error.code == "resume.in_doubt"
     assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
+    _replay(cluster, result.run_id)
     # A later resume holds it exactly as a local resume holds a step whose
     # process died: it is not run again without the operator's word.
     local = support.runtime(cluster.home)
     again = _launch(local, plan, out, resume=result.run_id, approve=["write_hang"])
     assert again.status == "failed" and again.error is not None
     assert again.error.code == "resume.in_doubt"
+    assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
+    # The operator's word, resumed on Temporal again: accepted, not re-run.
+    decided = cluster.launch(
+        plan,
+        out,
+        resume=result.run_id,
+        decisions=ResumeDecisions(accept={"write_hang": {"ok": True}}),
+    )
+    assert decided.status == "completed" and decided.run_id == result.run_id
     assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
 
 
@@ -388,6 +423,7 @@ def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path:
     assert len(_calls(cluster.home, "publish")) == 1
     kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
     assert kinds.count("launch.finish") == 2 and "launch.resume" in kinds
+    _replay(cluster, started.run_id)
 
 
 def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
