@@ -115,7 +115,12 @@ class Cluster:
             )
             for _ in range(3)
         ]
-        for proc in self.procs:
+        # One more, serving only the tool queue (a machine with the sandbox).
+        argv[-1] = self.tool_queue = "fd-tools"
+        self.tools = subprocess.Popen(
+            [*argv, str(home)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+        )
+        for proc in [*self.procs, self.tools]:
             line = proc.stdout.readline() if proc.stdout else ""
             assert line.strip() == "ready", f"a worker did not start (exit {proc.poll()})"
 
@@ -123,7 +128,7 @@ class Cluster:
         return sum(proc.poll() is None for proc in self.procs)
 
     def stop(self) -> None:
-        for proc in self.procs:
+        for proc in [*self.procs, self.tools]:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
@@ -131,7 +136,9 @@ class Cluster:
     def launch(self, plan: Path, out: Path, **options: Any) -> RunResult:
         from flightdeck.launch import TemporalEngine
 
-        engine = TemporalEngine(self.address, self.queue, heartbeat_timeout=2.0)
+        engine = TemporalEngine(
+            self.address, self.queue, heartbeat_timeout=2.0, tool_task_queue=self.tool_queue
+        )
         return _launch(support.runtime(self.home, engine=engine), plan, out, **options)
 
 
@@ -146,7 +153,7 @@ def _launch(runtime: Any, plan: Path, out: Path, **options: Any) -> RunResult:
     opts = LaunchOptions(
         unsigned=True,
         out_dir=out,
-        settings=StepSettings(retry_base_delay=0.0),
+        settings=options.pop("settings", StepSettings(retry_base_delay=0.0)),
         approvals=Approvals.build(options.pop("approve", ())),
         **options,
     )
@@ -254,6 +261,35 @@ def test_same_outputs_and_audit_as_the_local_executor(cluster: Cluster, tmp_path
     callers = {name.split("-")[1] for name in _calls(cluster.home, "fetch")}
     assert callers and str(os.getpid()) not in callers
     _replay(cluster, remote.run_id)
+
+
+WHO = (
+    "import json, os; json.dump({'pid': os.getppid()},"
+    " open(os.environ['FLIGHTDECK_COLLECT'] + '/who.json', 'w'))"
+)
+
+
+def test_tool_steps_go_to_the_tool_queue(cluster: Cluster, tmp_path: Path) -> None:
+    (tmp_path / "plan").mkdir()
+    plan = write_plan(
+        tmp_path / "plan",
+        steps=[
+            {"id": "a", "kind": "transform", "transform": "json"}
+            | {"bindings": {"v": "inputs.x"}, "outputs": ["o"]},
+            {"id": "tool", "kind": "tool", "command": ["python3", "-c", WHO]}
+            | {"bindings": {"v": "steps.a.o"}, "outputs": ["files"]},
+        ],
+        inputs=[{"name": "x", "type": "string", "resolution": {"rule": "literal", "default": "x"}}],
+        environment={"tools": ["python@3.x"]},
+    )
+    settings = StepSettings(no_sandbox=True, retry_base_delay=0.0)
+    result = cluster.launch(plan, tmp_path / "out", settings=settings)
+    assert result.status == "completed", result.error
+    rows = Journal(cluster.home / "runs.sqlite3").steps(result.run_id)
+    files = next(r for r in rows if r.step_id == "tool").result["outputs"]["files"]
+    who = next(f for f in files if f["path"] == "who.json")
+    # The tool's parent is the worker that serves only the tool queue.
+    assert json.loads(who["content"])["pid"] == cluster.tools.pid
 
 
 def _replay(cluster: Cluster, run_id: str) -> None:

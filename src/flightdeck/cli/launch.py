@@ -219,6 +219,11 @@ class _Progress:
     "--task-queue", help="With temporal: the workers' queue (default [temporal] task_queue)."
 )
 @click.option(
+    "--tool-task-queue",
+    help="With temporal: tool steps go to workers on this queue (default [temporal]"
+    " tool_task_queue, else --task-queue).",
+)
+@click.option(
     "--detach",
     is_flag=True,
     help="With temporal: return once the run started; it holds for approvals by signal.",
@@ -246,6 +251,7 @@ def launch(
     executor: str | None,
     temporal_address: str | None,
     task_queue: str | None,
+    tool_task_queue: str | None,
     detach: bool,
     fmt: str,
 ) -> None:
@@ -324,10 +330,11 @@ def launch(
                 executor=executor,
                 address=temporal_address,
                 task_queue=task_queue,
+                tool_task_queue=tool_task_queue,
             )
             if temporal.executor == "temporal":
                 runtime = dataclasses.replace(runtime, engine=_engine(temporal, detach))
-            elif temporal_address or task_queue or detach:
+            elif temporal_address or task_queue or tool_task_queue or detach:
                 raise click.UsageError(
                     "--temporal, --task-queue and --detach go with --executor temporal"
                 )
@@ -364,6 +371,7 @@ def _engine(temporal: TemporalSettings, detach: bool) -> Any:
         temporal.namespace,
         detach=detach,
         heartbeat_timeout=temporal.heartbeat_timeout,
+        tool_task_queue=temporal.tool_task_queue,
     )
 
 

@@ -16,6 +16,7 @@ Configuration (`flightdeck.toml` in the workspace, or the user config):
     executor = "temporal"                # the default executor of `launch` (else local)
     address = "temporal.internal:7233"
     task_queue = "flightdeck"
+    tool_task_queue = "tools"            # tool steps only on workers serving this queue
     namespace = "default"
     heartbeat_timeout = 30               # seconds before a silent worker's step moves on
 """
@@ -91,6 +92,7 @@ _DEFAULTS = {
     "backoff_seconds": "0.2",
     "executor": "local",
     "task_queue": "flightdeck",
+    "tool_task_queue": "the task queue",
     "namespace": "default",
     "heartbeat_timeout": "30",
     "address": "none",
@@ -113,6 +115,7 @@ class TemporalSettings:
     executor: str = "local"
     address: str | None = None
     task_queue: str = "flightdeck"
+    tool_task_queue: str | None = None
     namespace: str = "default"
     heartbeat_timeout: float = 30.0
 
@@ -120,10 +123,10 @@ class TemporalSettings:
 def configured_temporal(workspace: Path, **overrides: Any) -> TemporalSettings:
     config = _config(workspace)
     values: dict[str, Any] = {}
-    for key, kind in (("executor", str), ("address", str), ("task_queue", str), ("namespace", str)):
+    for key in ("executor", "address", "task_queue", "tool_task_queue", "namespace"):
         value = config.get(f"temporal.{key}")
         if value is not None:
-            if not isinstance(value, kind) or not value:
+            if not isinstance(value, str) or not value:
                 _invalid(config, key, "a non-empty string", value, table="temporal")
             values[key] = value
     if values.get("executor", "local") not in ("local", "temporal"):

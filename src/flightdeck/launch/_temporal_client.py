@@ -54,6 +54,7 @@ class TemporalEngine:
     step_timeout: float = 3600.0  # one step, its runtime retries included
     heartbeat_timeout: float = 30.0  # how soon a dead worker's step moves on
     hold_for_approval: bool | None = None
+    tool_task_queue: str | None = None  # tool steps go here when set
 
     async def run(self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path) -> RunResult:
         client = await connect(self.address, self.namespace)
@@ -105,6 +106,7 @@ class TemporalEngine:
             "state": state_to_dict(scheduler.state),
             "out_dir": str(out_dir),
             "task_queue": self.task_queue,
+            "tool_task_queue": self.tool_task_queue,
             "step_timeout": self.step_timeout,
             "heartbeat_timeout": self.heartbeat_timeout,
             "hold_for_approval": hold,

@@ -105,7 +105,8 @@ class WriteBuffer:
 
 class ActivityExecutor:
     """The `Executor` inside the workflow: each step is one activity, its id
-    `<run id>/<step id>`, on the run's task queue."""
+    `<run id>/<step id>`, on the run's task queue (a tool step on the tool
+    queue when the run names one)."""
 
     def __init__(self, buffer: WriteBuffer, spec: Mapping[str, Any]) -> None:
         self.buffer = buffer
@@ -129,6 +130,13 @@ class ActivityExecutor:
                 retry_policy=_BOOKKEEPING,
             )
 
+    def queue(self, task: StepTask) -> str:
+        # Tool steps need the sandbox and the image cache: they may go to the
+        # workers that have them.
+        if task.kind == "tool" and self.spec.get("tool_task_queue"):
+            return str(self.spec["tool_task_queue"])
+        return str(self.spec["task_queue"])
+
     async def submit(self, task: StepTask) -> StepOutcome:
         await self.flush()
         safe = safe_to_rerun(task)
@@ -142,7 +150,7 @@ class ActivityExecutor:
                 STEP_ACTIVITY,
                 task.to_dict(),
                 activity_id=f"{task.run_id}/{task.step_id}",
-                task_queue=self.spec["task_queue"],
+                task_queue=self.queue(task),
                 start_to_close_timeout=timedelta(seconds=float(self.spec["step_timeout"])),
                 heartbeat_timeout=timedelta(seconds=float(self.spec["heartbeat_timeout"])),
                 retry_policy=policy,
