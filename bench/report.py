@@ -31,6 +31,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("validate_inprocess.py", []),
     ("validate.py", []),
     ("ui.py", []),
+    ("temporal.py", []),  # skips itself without the temporal extra
 ]
 
 

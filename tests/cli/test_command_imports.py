@@ -131,3 +131,24 @@ def test_probe_sees_what_a_command_does_import(tmp_path: Path) -> None:
     """The probe can fail: validating a driver does need the driver checks."""
     driver = EXAMPLES / "drivers" / ".drivers" / "textstats-local" / "DRIVER.md"
     assert "flightdeck.drivers._manifest" in _imported(["validate", str(driver)], tmp_path)
+
+
+def test_a_local_launch_never_imports_temporal(tmp_path: Path) -> None:
+    """Issue 20: temporalio is imported only on the Temporal path."""
+    plan = tmp_path / "SKILL.md"
+    plan.write_text(
+        "---\nname: local-only\ndescription: One transform.\naileron:\n"
+        "  schemaVersion: aileron.flightplan.v1\n  outputs: []\n  steps:\n"
+        "    - {id: a, kind: transform, transform: json, bindings: {v: inputs.x}, outputs: [o]}\n"
+        "  inputs:\n    - {name: x, type: string, resolution: {rule: literal, default: hi}}\n"
+        "---\n",
+        "utf-8",
+    )
+    launched = _imported(["launch", str(plan), "--unsigned", "--out-dir", str(tmp_path)], tmp_path)
+    assert "flightdeck.launch._launch" in launched  # it did launch
+    assert (
+        sorted(m for m in launched if m.startswith(("temporalio", "flightdeck.launch._temporal")))
+        == []
+    )
+    worker = _imported(["worker", "--help"], tmp_path)
+    assert "temporalio" not in worker

@@ -35,6 +35,7 @@ _COMMANDS: dict[str, str] = {
     "runs": "flightdeck.cli.runs:runs",
     "images": "flightdeck.cli.images:images",
     "ui": "flightdeck.cli.ui:ui",
+    "worker": "flightdeck.cli.worker:worker",
 }
 
 

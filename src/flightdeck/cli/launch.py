@@ -17,6 +17,7 @@ import click
 from flightdeck.audit import AuditStoreError
 from flightdeck.cli._params import utf8_text
 from flightdeck.cli._render import console, fail
+from flightdeck.cli._temporal import skip_teardown, temporal_missing
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
     Approvals,
@@ -25,8 +26,10 @@ from flightdeck.launch import (
     LaunchOptions,
     ResumeDecisions,
     RunResult,
+    TemporalSettings,
     configured_runtime,
     configured_settings,
+    configured_temporal,
     frozen_workspace,
 )
 from flightdeck.launch import (
@@ -222,6 +225,31 @@ class _Progress:
 @click.option("--llm-model", help="Model for llm-seam steps without their own.")
 @click.option("--llm-base-url", help="OpenAI-compatible base URL (local servers).")
 @click.option(
+    "--executor",
+    type=click.Choice(["local", "temporal"]),
+    help="Walk the graph here (default), or as a Temporal workflow run by `flightdeck"
+    " worker`s. Default from [temporal] executor.",
+)
+@click.option(
+    "--temporal",
+    "temporal_address",
+    metavar="HOST:PORT",
+    help="The Temporal frontend (default [temporal] address).",
+)
+@click.option(
+    "--task-queue", help="With temporal: the workers' queue (default [temporal] task_queue)."
+)
+@click.option(
+    "--tool-task-queue",
+    help="With temporal: tool steps go to workers on this queue (default [temporal]"
+    " tool_task_queue, else --task-queue).",
+)
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="With temporal: return once the run started; it holds for approvals by signal.",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Verify, resolve inputs, drivers, credentials and approvals, and print what would run;"
@@ -247,6 +275,11 @@ def launch(
     llm_provider: str | None,
     llm_model: str | None,
     llm_base_url: str | None,
+    executor: str | None,
+    temporal_address: str | None,
+    task_queue: str | None,
+    tool_task_queue: str | None,
+    detach: bool,
     dry_run: bool,
     fmt: str,
 ) -> None:
@@ -254,7 +287,8 @@ def launch(
     every trust contract enforced, write its outputs and audit.
 
     \b
-    Exit status: 0 completed, 1 failed, 3 paused for approval, 130 interrupted.
+    Exit status: 0 completed (or started, with --detach), 1 failed, 3 paused for
+    approval, 130 interrupted.
     Examples:
       flightdeck launch metrics-digest@1.0.0 --approve file_issue
       flightdeck launch metrics-digest --input window_days=30 --out-dir out/
@@ -262,6 +296,7 @@ def launch(
       flightdeck launch ./SKILL.md --unsigned
       flightdeck launch metrics-digest@1.0.0 --verify-credentials
       flightdeck launch metrics-digest@1.0.0 --dry-run
+      flightdeck launch metrics-digest@1.0.0 --executor temporal --temporal 127.0.0.1:7233
     """
     if target is None and resume is None:
         raise click.UsageError("name a plan (NAME[@VERSION] or PATH) or pass --resume RUN_ID")
@@ -288,52 +323,89 @@ def launch(
         finally:
             progress.resume()
 
-    if workspace is None:
-        workspace = frozen_workspace(target, resume) if not unsigned else None
-        workspace = workspace or Path(".")
-    try:
-        approvals = Approvals.build(approve, approvals_file, ask_approval if terminal else None)
-        settings = configured_settings(
-            workspace.resolve(),
-            no_sandbox=no_sandbox,
-            llm_provider=llm_provider,
-            llm_model=llm_model,
-            llm_base_url=llm_base_url,
-        )
-        options = LaunchOptions(
-            inputs=_pairs(inputs),
-            out_dir=out_dir.resolve() if out_dir else None,
-            approvals=approvals,
-            max_parallel=max_parallel,
-            resume=resume,
-            replay=replay,
-            unsigned=unsigned,
-            settings=settings,
-            input_prompt=ask_input if terminal else None,
-            on_event=progress.event,
-            verify_credentials=verify_credentials,
-            decisions=_decisions(accept, retry),
-        )
-        runtime = configured_runtime(workspace.resolve())
-        if expected_key is not None:
-            runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
-        if dry_run:
-            from flightdeck.cli._dry_run import show_dry_run
+    # A Temporal client leaves core threads behind: end without teardown.
+    with skip_teardown():
+        if workspace is None:
+            workspace = frozen_workspace(target, resume) if not unsigned else None
+            workspace = workspace or Path(".")
+        try:
+            approvals = Approvals.build(approve, approvals_file, ask_approval if terminal else None)
+            settings = configured_settings(
+                workspace.resolve(),
+                no_sandbox=no_sandbox,
+                llm_provider=llm_provider,
+                llm_model=llm_model,
+                llm_base_url=llm_base_url,
+            )
+            options = LaunchOptions(
+                inputs=_pairs(inputs),
+                out_dir=out_dir.resolve() if out_dir else None,
+                approvals=approvals,
+                max_parallel=max_parallel,
+                resume=resume,
+                replay=replay,
+                unsigned=unsigned,
+                settings=settings,
+                input_prompt=ask_input if terminal else None,
+                on_event=progress.event,
+                verify_credentials=verify_credentials,
+                decisions=_decisions(accept, retry),
+            )
+            runtime = configured_runtime(workspace.resolve())
+            if expected_key is not None:
+                runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
+            if dry_run:
+                from flightdeck.cli._dry_run import show_dry_run
 
-            show_dry_run(target, options, runtime, fmt)
-        with progress:
-            result = _run_interruptibly(run_launch(target, options, runtime))
-    except KeyboardInterrupt:
-        where = f" --resume {progress.run_id}" if progress.run_id else ""
-        click.echo(f"\ninterrupted; completed steps are kept: flightdeck launch{where}", err=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # A sync action still running in a worker thread would hold the
-        # interpreter open until it returns; the journal is already committed.
-        os._exit(130)
-    except (LaunchError, AuditStoreError) as exc:
-        fail(exc, fmt, EXIT_FAILED)
-    _report(result, fmt)
+                show_dry_run(target, options, runtime, fmt)
+            temporal = configured_temporal(
+                workspace.resolve(),
+                executor=executor,
+                address=temporal_address,
+                task_queue=task_queue,
+                tool_task_queue=tool_task_queue,
+            )
+            if temporal.executor == "temporal":
+                runtime = dataclasses.replace(runtime, engine=_engine(temporal, detach))
+            elif temporal_address or task_queue or tool_task_queue or detach:
+                raise click.UsageError(
+                    "--temporal, --task-queue and --detach go with --executor temporal"
+                )
+            with progress:
+                result = _run_interruptibly(run_launch(target, options, runtime))
+        except KeyboardInterrupt:
+            where = f" --resume {progress.run_id}" if progress.run_id else ""
+            kept = f"completed steps are kept: flightdeck launch{where}"
+            click.echo(f"\ninterrupted; {kept}", err=True)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # A sync action still running in a worker thread would hold the
+            # interpreter open until it returns; the journal is already committed.
+            os._exit(130)
+        except (LaunchError, AuditStoreError) as exc:
+            fail(exc, fmt, EXIT_FAILED)
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("temporalio"):
+                raise
+            fail(temporal_missing(exc), fmt, EXIT_FAILED)
+        _report(result, fmt)
+
+
+def _engine(temporal: TemporalSettings, detach: bool) -> Any:
+    if not temporal.address:
+        raise click.UsageError(
+            "--executor temporal needs --temporal HOST:PORT (or [temporal] address)"
+        )
+    from flightdeck.launch import TemporalEngine
+
+    return TemporalEngine(
+        temporal.address,
+        temporal.task_queue,
+        temporal.namespace,
+        detach=detach,
+        heartbeat_timeout=temporal.heartbeat_timeout,
+        tool_task_queue=temporal.tool_task_queue,
+    )
 
 
 def _run_interruptibly(main: Coroutine[Any, Any, RunResult]) -> RunResult:
@@ -370,6 +442,9 @@ def _report(result: RunResult, fmt: str) -> None:
         for output in result.outputs:
             where = output["path"] or "(kept in the run record)"
             click.echo(f"  output {output['name']}: {where} ({output['bytes']} bytes)")
+        if result.status == "running":
+            click.echo("  detached: the run goes on on its workers")
+            click.echo(f"  follow it: flightdeck runs show {result.run_id}")
         if result.pending:
             click.echo(f"  waiting for approval: {', '.join(result.pending)}")
             click.echo(

@@ -93,3 +93,34 @@ def show_run(run_id: str, fmt: str) -> None:
 def runs_path() -> None:
     """Print where the run journal is stored."""
     click.echo(str(Journal().path))
+
+
+@runs.command("approve")
+@click.argument("run_id", callback=utf8_text)
+@click.argument("steps", nargs=-1, required=True)
+@click.option(
+    "--temporal", "address", required=True, metavar="HOST:PORT", help="The Temporal frontend."
+)
+@click.option("--deny", is_flag=True, help="Deny the steps instead.")
+def approve_run(run_id: str, steps: tuple[str, ...], address: str, deny: bool) -> None:
+    """Approve (or deny) steps a detached Temporal run holds for; the run
+    then continues on its workers.
+
+    \b
+    Example:
+      flightdeck runs approve run-20250101T000000-ab12cd file_issue --temporal 127.0.0.1:7233
+    """
+    import asyncio
+
+    from flightdeck.cli._temporal import skip_teardown, temporal_missing
+
+    with skip_teardown():
+        try:
+            from flightdeck.launch import signal_approval
+
+            asyncio.run(signal_approval(address, run_id, list(steps), deny=deny))
+        except ModuleNotFoundError as exc:
+            fail(temporal_missing(exc), "text")
+        except LaunchError as exc:
+            fail(exc, "text")
+        click.echo(f"run {run_id}: {'denied' if deny else 'approved'} {', '.join(steps)}")

@@ -8,6 +8,9 @@ A launch verifies the plan, resolves inputs once, walks the step graph
 through an `Executor` (`LocalExecutor` by default) with the trust contract
 enforced around every action call, materializes the declared outputs, and
 journals and audits everything. Errors are `LaunchError` values with a code.
+`Runtime(engine=TemporalEngine(ADDRESS))` walks the graph as a Temporal
+workflow instead, its steps run by `run_worker` processes (the `temporal`
+extra; temporalio is imported only on that path).
 
 The bound credential reaches an SDK driver as
 `${secrets.FLIGHTDECK_CREDENTIAL}` with `context.credential = {kind,
@@ -58,8 +61,16 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
-    from flightdeck.launch._setup import code_resolver, configured_runtime, configured_settings
+    from flightdeck.launch._setup import (
+        TemporalSettings,
+        code_resolver,
+        configured_runtime,
+        configured_settings,
+        configured_temporal,
+    )
     from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
+    from flightdeck.launch._temporal_client import TemporalEngine, signal_approval, wait_for_run
+    from flightdeck.launch._temporal_worker import run_worker
     from flightdeck.launch._transforms import (
         TransformContext,
         get_transform,
@@ -116,9 +127,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "dry_run": ("flightdeck.launch._dryrun", "dry_run"),
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
+    "configured_temporal": ("flightdeck.launch._setup", "configured_temporal"),
+    "TemporalSettings": ("flightdeck.launch._setup", "TemporalSettings"),
     "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
     "StepSettings": ("flightdeck.launch._task", "StepSettings"),
     "StepTask": ("flightdeck.launch._task", "StepTask"),
+    "TemporalEngine": ("flightdeck.launch._temporal_client", "TemporalEngine"),
+    "signal_approval": ("flightdeck.launch._temporal_client", "signal_approval"),
+    "wait_for_run": ("flightdeck.launch._temporal_client", "wait_for_run"),
+    "run_worker": ("flightdeck.launch._temporal_worker", "run_worker"),
     "TransformContext": ("flightdeck.launch._transforms", "TransformContext"),
     "get_transform": ("flightdeck.launch._transforms", "get_transform"),
     "register_transform": ("flightdeck.launch._transforms", "register_transform"),
@@ -159,12 +176,15 @@ __all__ = [
     "StepServices",
     "StepSettings",
     "StepTask",
+    "TemporalEngine",
+    "TemporalSettings",
     "TransformContext",
     "bwrap_path",
     "check_actions",
     "code_resolver",
     "configured_runtime",
     "configured_settings",
+    "configured_temporal",
     "dry_run",
     "execute_step",
     "frozen_workspace",
@@ -178,10 +198,13 @@ __all__ = [
     "rewrite",
     "run_list",
     "run_report",
+    "run_worker",
     "select",
+    "signal_approval",
     "sink_from_spec",
     "transform_names",
     "verify_target",
+    "wait_for_run",
 ]
 
 

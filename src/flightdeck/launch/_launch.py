@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from flightdeck.audit import AuditSink, default_sink
 from flightdeck.config import data_dir
@@ -83,6 +83,16 @@ class VerifiedTarget:
     unsigned: bool = False
 
 
+class RunEngine(Protocol):
+    """Walks a prepared run somewhere other than this process (Temporal:
+    `_temporal_client.TemporalEngine`) and returns its result, or a
+    `running` result when it detaches."""
+
+    async def run(
+        self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path
+    ) -> RunResult: ...
+
+
 @dataclass
 class Runtime:
     """The process-local pieces of a launch; every one can be replaced."""
@@ -96,6 +106,7 @@ class Runtime:
     keyring: Keyring | None = None
     expected_key: bytes | None = None  # `launch --key PUB`: the signer must be this key
     trust: TrustState | None = None  # default: data_dir()/trust.json
+    engine: RunEngine | None = None  # None: the scheduler walks the graph in this process
 
 
 def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> VerifiedTarget:
@@ -207,14 +218,23 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
             options.decisions,
             router.write,
         )
-    try:
-        state = await scheduler.run()
-    except BaseException:
-        # Ctrl-C or cancellation: completed steps stay journaled; the run is resumable.
-        runtime.journal.set_run_status(run_id, "interrupted")
-        router.write(run_id, "launch.finish", {"status": "interrupted"})
-        raise
-    result = conclude(verified, run_id, state, out_dir, runtime.journal, runtime.audit, router)
+    if runtime.engine is not None:
+        # The walk runs elsewhere and outlives this process: nothing to mark
+        # interrupted here when the launcher stops.
+        result = await runtime.engine.run(scheduler, verified, out_dir)
+        if result.status == "running":  # detached: where to follow it
+            audit_path = getattr(runtime.audit, "path", None)
+            result.journal = runtime.journal.path
+            result.audit = str(audit_path) if audit_path is not None else None
+    else:
+        try:
+            state = await scheduler.run()
+        except BaseException:
+            # Ctrl-C or cancellation: completed steps stay journaled; the run is resumable.
+            runtime.journal.set_run_status(run_id, "interrupted")
+            router.write(run_id, "launch.finish", {"status": "interrupted"})
+            raise
+        result = conclude(verified, run_id, state, out_dir, runtime.journal, runtime.audit, router)
     result.probes = [probe.to_dict() for probe in probes]
     result.warnings = [code["warning"]] if "warning" in code else []
     options.on_event(LaunchEvent("run_finished", run_id, status=result.status))

@@ -14,19 +14,44 @@ import asyncio
 import heapq
 import re
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from flightdeck.flightplan import FlightPlan, Step, StepGraph, substitute_inputs
 from flightdeck.launch._approval import PENDING, Approvals
-from flightdeck.launch._audit import AuditRouter
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._events import EventSink, LaunchEvent
 from flightdeck.launch._executor import Executor
-from flightdeck.launch._journal import Journal
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
 
 _HOST = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9*.-]*(?::[0-9]+)?$")
+
+
+class StepJournal(Protocol):
+    """What the scheduler writes: the `Journal`, or (inside a Temporal
+    workflow, which may do no I/O) a buffer a worker applies."""
+
+    def batch(self) -> AbstractContextManager[None]: ...
+
+    def step_started(self, run_id: str, step_id: str, kind: str, approval: str | None) -> None: ...
+
+    def step_finished(
+        self,
+        run_id: str,
+        step_id: str,
+        kind: str,
+        status: str,
+        *,
+        attempts: int = 0,
+        result: Any = None,
+        error: dict[str, Any] | None = None,
+        approval: str | None = None,
+    ) -> None: ...
+
+
+class AuditWriter(Protocol):
+    def write(self, run_id: str, kind: str, fields: Mapping[str, Any]) -> None: ...
 
 
 @dataclass
@@ -47,8 +72,8 @@ class Scheduler:
     inputs: Mapping[str, Any]
     launch_time: str
     executor: Executor
-    journal: Journal
-    audit: AuditRouter
+    journal: StepJournal
+    audit: AuditWriter
     approvals: Approvals
     settings: StepSettings
     max_parallel: int = 4

