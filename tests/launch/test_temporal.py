@@ -217,7 +217,7 @@ def _digest_plan(folder: Path) -> Path:
     )
 
 
-_VOLATILE = {"durationMs", "startedAt", "finishedAt", "timestamp", "launchTime"}
+_VOLATILE = {"duration_ms", "started_at", "finished_at", "timestamp", "launch_time"}
 
 
 def _audit(home: Path, run_id: str, tmp: Path) -> list[Any]:
@@ -491,7 +491,7 @@ def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
         assert result["status"] == "completed"
         assert result["steps"] == {"a": "completed", "b": "completed"}
         shown = subprocess.run(
-            [FD, "runs", "show", result["runId"], "--format", "json"],
+            [FD, "runs", "show", result["run_id"], "--format", "json"],
             env=env,
             capture_output=True,
             text=True,

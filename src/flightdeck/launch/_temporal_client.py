@@ -117,14 +117,14 @@ def result_from_dict(data: dict[str, Any]) -> RunResult:
     error = data.get("error")
     journal = data.get("journal")
     return RunResult(
-        data["runId"],
+        data["run_id"],
         data["status"],
         data["plan"],
-        Path(data["outDir"]),
+        Path(data["out_dir"]),
         outputs=list(data.get("outputs", [])),
         error=LaunchError.from_dict(error) if error else None,
         steps=dict(data.get("steps", {})),
-        pending=list(data.get("pendingApproval", [])),
+        pending=list(data.get("pending_approval", [])),
         journal=Path(journal) if journal else None,
         audit=data.get("audit"),
     )
