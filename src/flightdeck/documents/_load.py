@@ -14,7 +14,6 @@ from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
 from flightdeck.documents._diagnostics import Diagnostic, Severity, locate
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
 from flightdeck.documents._offline import ref_problems
-from flightdeck.documents._schema_errors import fast_diagnostics, schema_diagnostics
 
 
 @dataclass(frozen=True)
@@ -41,6 +40,9 @@ def validate_data(kind: DocumentKind | str, data: Any) -> list[Diagnostic]:
     try:
         if _schemas.is_valid(name, data):
             return []
+        # Imported here: explaining needs jsonschema, which a valid document never does.
+        from flightdeck.documents._schema_errors import fast_diagnostics, schema_diagnostics
+
         # One verdict: the fast validator decides; when the explaining one finds
         # nothing to say, the fast one's own errors are reported instead.
         return schema_diagnostics(name, data) or fast_diagnostics(name, data)
