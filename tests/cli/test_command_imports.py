@@ -59,6 +59,9 @@ CASES: list[tuple[str, list[str], list[str]]] = [
             "jsonschema",
             "referencing",
             "regress",
+            # The workspace and its flightdeck.toml matter to TOOL/DRIVER checks only.
+            "flightdeck.config",
+            "tomllib",
         ],
     ),
     ("validate-tool", ["validate", str(TOOL)], [*NETWORK_AND_UI, *RUNTIME]),

@@ -32,13 +32,14 @@ def default_checks(options: ValidateOptions) -> CheckSet:
     a document of its kind is checked, so validating one ACTION.md does not
     pay for the driver or Flight Plan machinery."""
     from flightdeck import actions, drivers, flightplan
-    from flightdeck.config import ConfigError, find_workspace, load_config
 
     contexts: dict[Path | None, actions.CheckContext] = {}
 
     def context_for(document: Document) -> actions.CheckContext:
         # `--workspace` wins; otherwise each file's own workspace, so refs
         # like `./...` and bare action ids resolve where the file lives.
+        from flightdeck.config import find_workspace  # imported once a check needs it
+
         root = options.workspace
         if root is None and document.path is not None:
             root = find_workspace(_real_parent(document.path))
@@ -56,6 +57,8 @@ def default_checks(options: ValidateOptions) -> CheckSet:
         if root is None:
             return []
         if root not in config_problems:
+            from flightdeck.config import ConfigError, load_config
+
             config_problems[root] = []
             try:
                 load_config(root)
