@@ -61,7 +61,19 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     (
         "validate-action",
         ["validate", str(ACTION)],
-        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.drivers._manifest", "flightdeck.actions._check"],
+        [
+            *NETWORK_AND_UI,
+            *RUNTIME,
+            "flightdeck.drivers._manifest",
+            "flightdeck.actions._check",
+            # A valid document needs jsonschema-rs only; the Python validator explains failures.
+            "jsonschema",
+            "referencing",
+            "regress",
+            # The workspace and its flightdeck.toml matter to TOOL/DRIVER checks only.
+            "flightdeck.config",
+            "tomllib",
+        ],
     ),
     ("validate-tool", ["validate", str(TOOL)], [*NETWORK_AND_UI, *RUNTIME]),
     (

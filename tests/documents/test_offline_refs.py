@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from flightdeck.documents import _load, parse_document, validate_data
+from flightdeck.documents import _schema_errors, parse_document, validate_data
 from flightdeck.io import Err, IODefinitionError, IOHandle, define_io
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,7 +153,7 @@ def test_ecma_whitespace_in_a_pattern_is_one_verdict() -> None:
 def test_fast_verdict_without_an_explanation_still_gets_a_located_diagnostic(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_load, "schema_diagnostics", lambda name, data: [])
+    monkeypatch.setattr(_schema_errors, "schema_diagnostics", lambda name, data: [])
     data = {"schema": "action/v1", "id": "a:b", "description": "x", "risk_level": "nope"}
     diags = validate_data("action", data)
     assert diags and all(d.code == "schema.invalid" for d in diags)

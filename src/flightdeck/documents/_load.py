@@ -14,7 +14,6 @@ from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
 from flightdeck.documents._diagnostics import Diagnostic, Severity, locate
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
 from flightdeck.documents._offline import ref_problems
-from flightdeck.documents._schema_errors import fast_diagnostics, schema_diagnostics
 
 
 @dataclass(frozen=True)
@@ -41,6 +40,9 @@ def validate_data(kind: DocumentKind | str, data: Any) -> list[Diagnostic]:
     try:
         if _schemas.is_valid(name, data):
             return []
+        # Imported here: explaining needs jsonschema, which a valid document never does.
+        from flightdeck.documents._schema_errors import fast_diagnostics, schema_diagnostics
+
         # One verdict: the fast validator decides; when the explaining one finds
         # nothing to say, the fast one's own errors are reported instead.
         return schema_diagnostics(name, data) or fast_diagnostics(name, data)
@@ -63,6 +65,11 @@ def _ref_diagnostics(kind: DocumentKind, data: dict[str, Any]) -> list[Diagnosti
     return out
 
 
+def _as_path(path: str | Path) -> Path:
+    # Path(a_path) parses it again (~10 us); a validate run passes Paths already.
+    return path if isinstance(path, Path) else Path(path)
+
+
 def _failed(path: Path | None, diag: Diagnostic) -> LoadResult:
     file = str(path) if path is not None else None
     return LoadResult(path, None, tuple(locate([diag], file, None)))
@@ -77,7 +84,7 @@ def parse_document(
 ) -> LoadResult:
     """Parse and validate manifest text (as read from `path`, if given)."""
     limits = limits or DEFAULT_LIMITS
-    where = Path(path) if path is not None else None
+    where = _as_path(path) if path is not None else None
     if isinstance(source, bytes) and b"\x00" in source:
         return _failed(
             where, Diagnostic("document.binary", "the file is binary, not a text manifest", line=1)
@@ -165,7 +172,7 @@ def load_document(
 ) -> LoadResult:
     """Read, parse and validate one manifest file."""
     limits = limits or DEFAULT_LIMITS
-    where = Path(path)
+    where = _as_path(path)
     try:
         size = where.stat().st_size
         if size > limits.max_bytes:

@@ -21,13 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urljoin
 
-import jsonschema
-import jsonschema.validators
 import jsonschema_rs
-import referencing
-import referencing.exceptions
-import referencing.jsonschema
-import regress
 
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
 from flightdeck.documents._schemas import shipped_resources
@@ -36,8 +30,16 @@ from flightdeck.documents._schemas import shipped_resources
 _USER_BASE = "https://flightdeck.invalid/user-schema.json"
 
 
+# jsonschema, referencing and regress are imported where first used: a valid
+# document needs only jsonschema-rs, and they are ~50 ms of a command's start.
+
+
 @functools.cache
-def registry() -> referencing.Registry[Any]:
+def registry() -> Any:
+    """The offline `referencing.Registry` of every shipped schema."""
+    import referencing
+    import referencing.jsonschema
+
     # No `retrieve` callable: an unknown $ref fails instead of being fetched.
     out: referencing.Registry[Any] = referencing.Registry()
     for uri, schema in shipped_resources():
@@ -56,6 +58,8 @@ def rust_registry() -> Any:
 @functools.lru_cache(maxsize=1024)
 def ecma(pattern: str) -> Any:
     """A compiled ECMA-262 regex; None when `pattern` is not one."""
+    import regress
+
     try:
         return regress.Regex(pattern, "u")
     except Exception:  # regress raises its own error type for bad patterns
@@ -69,6 +73,8 @@ def ecma_search(pattern: str, text: str) -> bool:
 
 def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
     if validator.is_type(instance, "string") and not ecma_search(pattern, instance):
+        import jsonschema
+
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
@@ -81,15 +87,20 @@ def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: An
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-EcmaValidator: Any = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    {"pattern": _pattern, "patternProperties": _pattern_properties},
-)
+@functools.cache
+def _ecma_validator_class() -> Any:
+    import jsonschema
+    import jsonschema.validators
+
+    return jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        {"pattern": _pattern, "patternProperties": _pattern_properties},
+    )
 
 
 def explaining_validator(schema: Any) -> Any:
     """The jsonschema validator (errors with paths), offline, ECMA patterns."""
-    return EcmaValidator(schema, registry=registry())
+    return _ecma_validator_class()(schema, registry=registry())
 
 
 def fast_validator(schema: Any) -> Any:
@@ -126,6 +137,9 @@ def ref_problems(schema: Any, where: str, code: str) -> list[Diagnostic]:
     found = list(_refs(schema))
     if not found:
         return []
+    import referencing
+    import referencing.jsonschema
+
     root = schema if isinstance(schema.get("$id"), str) else {**schema, "$id": _USER_BASE}
     try:
         resource = referencing.Resource.from_contents(

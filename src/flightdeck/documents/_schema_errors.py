@@ -17,6 +17,7 @@ from jsonschema.exceptions import best_match, relevance
 
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
 from flightdeck.documents._offline import ecma_search
+from flightdeck.documents._rust_errors import rust_errors
 from flightdeck.documents._schemas import fast_validator, python_validator
 
 
@@ -41,9 +42,16 @@ _TYPE_NAMES = {
 HINT_BUDGET = 200
 
 
-def schema_diagnostics(schema: str, data: Any) -> list[Diagnostic]:
-    """Every schema problem of `data`, ordered by position in the document."""
-    errors = sorted(python_validator(schema).iter_errors(data), key=relevance)
+def schema_diagnostics(schema: str, data: Any, *, walk: bool = False) -> list[Diagnostic]:
+    """Every schema problem of `data`, ordered by position in the document.
+
+    The fast validator's errors are used as they are when they say all that
+    jsonschema would (`rust_errors`); otherwise, or with `walk`, jsonschema
+    walks the document."""
+    found = None if walk else rust_errors(schema, data)
+    if found is None:
+        found = list(python_validator(schema).iter_errors(data))
+    errors = sorted(found, key=relevance)
     out: list[Diagnostic] = []
     seen: set[tuple[str, str, str]] = set()
     for error in errors:

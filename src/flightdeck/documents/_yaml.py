@@ -24,7 +24,8 @@ import yaml
 
 from flightdeck.documents._diagnostics import Diagnostic
 from flightdeck.documents._document import SourceMap
-from flightdeck.documents._yaml_events import HARD_MAX_DEPTH, Builder, YamlError, YamlLimits
+from flightdeck.documents._yaml_events import Builder
+from flightdeck.documents._yaml_state import HARD_MAX_DEPTH, YamlError, YamlLimits
 
 _CParser: Any
 try:  # libyaml's C parser; PyYAML does not re-export it at the top level

@@ -7,75 +7,32 @@ breaks it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from yaml import events as ev
 
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
-from flightdeck.documents._yaml_scalars import EXPLICIT, NULL, TooBig, plain_scalar, short
+from flightdeck.documents._yaml_scalars import (
+    NULL,
+    SCALAR_STARTS,
+    ScalarProblem,
+    TooBig,
+    plain_scalar,
+    resolve_tagged,
+    short,
+)
+from flightdeck.documents._yaml_state import (
+    HARD_MAX_DEPTH,
+    Anchor,
+    Frame,
+    YamlError,
+    YamlLimits,
+    copy_value,
+)
 
 _SLOW = object()  # `quick` could not decide: take the general path
 _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
-
-# Hard ceiling on nesting whatever the user asks for: the schema validators
-# that read the data afterwards recurse once per level.
-HARD_MAX_DEPTH = 128
-
-
-@dataclass(frozen=True)
-class YamlLimits:
-    max_depth: int = 64
-    max_alias_expansion: int = 10_000  # nodes produced through aliases, in total
-    max_scalar_chars: int = 1024 * 1024
-    max_int_digits: int = 100  # far below CPython's int-from-text limit (4,300 digits)
-    max_keys: int = 10_000  # per mapping
-
-
-class YamlError(Exception):
-    """A problem that stops parsing; carries one located diagnostic."""
-
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
-
-
-@dataclass
-class _Anchor:
-    value: Any
-    text: str | None  # a scalar's source text, for use as a mapping key
-    size: int  # nodes the anchored value holds
-    height: int  # nesting levels (0 for a scalar)
-
-
-class _Frame:
-    """One open sequence or mapping on the explicit stack."""
-
-    __slots__ = (
-        "anchor",
-        "child",
-        "container",
-        "height",
-        "is_map",
-        "key",
-        "merged",
-        "merging",
-        "pointer",
-        "size",
-    )
-
-    def __init__(self, container: Any, pointer: str, anchor: str | None) -> None:
-        self.container = container
-        self.is_map = isinstance(container, dict)
-        self.pointer = pointer
-        self.anchor = anchor
-        self.key: str | None = None  # mappings: the key awaiting its value
-        self.child = ""  # mappings: the pointer of that value
-        self.merging = False  # mappings: the pending key is `<<`
-        self.merged: set[str] = set()
-        self.height = 1
-        self.size = 1
 
 
 class Builder:
@@ -85,10 +42,12 @@ class Builder:
         self.line_base = line_offset + 1  # libyaml lines are 0-based
         self.limits = limits
         self.max_depth = min(limits.max_depth, HARD_MAX_DEPTH)
+        self.max_chars = limits.max_scalar_chars  # read on every scalar
+        self.max_keys = limits.max_keys
         self.values: dict[str, tuple[int, int]] = {}
         self.keys: dict[str, tuple[int, int]] = {}
-        self.stack: list[_Frame] = []
-        self.anchors: dict[str, _Anchor] = {}
+        self.stack: list[Frame] = []
+        self.anchors: dict[str, Anchor] = {}
         self.expanded = 0
         self.root: Any = None
 
@@ -112,16 +71,27 @@ class Builder:
     # -- the event loop ---------------------------------------------------------
 
     def run(self, parser: Any) -> Any:
+        # Bound once: this loop runs once per event (about 120 per manifest).
+        get_event = parser.get_event
+        scalar, start, end = self.scalar, self.start, self.end
+        scalar_event, mapping_start, sequence_start = (
+            ev.ScalarEvent,
+            ev.MappingStartEvent,
+            ev.SequenceStartEvent,
+        )
+        mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
         documents = 0
         while True:
-            event = parser.get_event()
+            event = get_event()
             cls = event.__class__
-            if cls is ev.ScalarEvent:
-                self.scalar(event)
-            elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
-                self.start(event, cls is ev.MappingStartEvent)
-            elif cls is ev.MappingEndEvent or cls is ev.SequenceEndEvent:
-                self.end()
+            if cls is scalar_event:
+                scalar(event)
+            elif cls is mapping_start:
+                start(event, True)
+            elif cls is sequence_start:
+                start(event, False)
+            elif cls is mapping_end or cls is sequence_end:
+                end()
             elif cls is ev.AliasEvent:
                 self.alias(event)
             elif cls is ev.DocumentStartEvent:
@@ -149,7 +119,7 @@ class Builder:
         return frame.pointer if frame.merging else self.pointer_for(frame, frame.key)
 
     @staticmethod
-    def pointer_for(frame: _Frame, key: str) -> str:
+    def pointer_for(frame: Frame, key: str) -> str:
         if "/" in key or "~" in key:
             return pointer_join(frame.pointer, key)
         return f"{frame.pointer}/{key}"
@@ -157,37 +127,63 @@ class Builder:
     def scalar(self, event: Any) -> None:
         text = event.value
         stack = self.stack
-        # The hot path: an untagged, unanchored value inside a container.
-        if stack and event.anchor is None and len(text) <= self.limits.max_scalar_chars:
-            frame = stack[-1]
-            if frame.is_map:
-                key = frame.key
-                if key is None:  # a mapping key: its source text, never resolved
-                    self.key(event, text, event.tag is None and event.implicit[0])
-                    return
-                if event.tag is None and not frame.merging:
-                    value = self.quick(event, text)
-                    if value is not _SLOW:
-                        mark = event.start_mark
-                        self.values[frame.child] = (mark.line + self.line_base, mark.column + 1)
-                        frame.container[key] = value
-                        frame.key = None
-                        frame.size += 1
-                        return
-            elif event.tag is None:
-                value = self.quick(event, text)
-                if value is not _SLOW:
+        # The hot path: an untagged, unanchored scalar inside a container, with
+        # nothing to check beyond what is tested inline here; anything else
+        # (and every failure) takes the general path below.
+        if (
+            not stack
+            or event.anchor is not None
+            or event.tag is not None
+            or len(text) > self.max_chars
+        ):
+            self.slow_scalar(event, text)
+            return
+        frame = stack[-1]
+        container = frame.container
+        if frame.is_map:
+            key = frame.key
+            if key is None:  # a mapping key: its source text, never resolved
+                if (
+                    text not in container
+                    and text not in NULL
+                    and text != "<<"
+                    and "/" not in text
+                    and "~" not in text
+                    and len(container) < self.max_keys
+                ):
+                    child = frame.pointer + "/" + text
+                    frame.key = text
+                    frame.child = child
                     mark = event.start_mark
-                    pointer = f"{frame.pointer}/{len(frame.container)}"
-                    self.values[pointer] = (mark.line + self.line_base, mark.column + 1)
-                    frame.container.append(value)
-                    frame.size += 1
-                    return
-        self.slow_scalar(event, text)
-
-    def quick(self, event: Any, text: str) -> Any:
+                    self.keys[child] = (mark.line + self.line_base, mark.column + 1)
+                else:
+                    self.slow_scalar(event, text)
+                return
+            if frame.merging:
+                self.slow_scalar(event, text)
+                return
+            pointer = frame.child
+        else:
+            pointer = f"{frame.pointer}/{len(container)}"
         if not event.implicit[0]:
-            return text
+            value: Any = text  # quoted or block text: always a string
+        elif text and text[0] not in SCALAR_STARTS:
+            value = text  # an ordinary word
+        else:
+            value = self.quick(text)
+            if value is _SLOW:
+                self.slow_scalar(event, text)
+                return
+        mark = event.start_mark
+        self.values[pointer] = (mark.line + self.line_base, mark.column + 1)
+        if frame.is_map:
+            container[frame.key] = value
+            frame.key = None
+        else:
+            container.append(value)
+        frame.size += 1
+
+    def quick(self, text: str) -> Any:
         try:
             return plain_scalar(text, self.limits.max_int_digits)
         except TooBig:
@@ -219,41 +215,13 @@ class Builder:
             self.define(event, value, text)
 
     def resolve(self, event: Any, pointer: str) -> Any:
-        tag, text = event.tag, event.value
         try:
-            if tag is None or tag == "!":
-                return plain_scalar(text, self.limits.max_int_digits) if event.implicit[0] else text
-            convert = EXPLICIT.get(tag)
-            if convert is not None:
-                if convert is int and len(text) > self.limits.max_int_digits:
-                    raise TooBig
-                try:
-                    return convert(text)
-                except ValueError:
-                    self.fail(
-                        "yaml.bad_scalar", f"{short(text)!r} is not a valid {tag}", event, pointer
-                    )
-            resolved = plain_scalar(text, self.limits.max_int_digits)
-        except TooBig:
-            self.fail(
-                "yaml.number_too_large",
-                f"an integer of more than {self.limits.max_int_digits} digits",
-                event,
-                pointer,
-                hint="quote it if it is an identifier rather than a number",
+            return resolve_tagged(
+                event.tag, event.value, event.implicit[0], self.limits.max_int_digits
             )
-        if tag == "tag:yaml.org,2002:bool" and isinstance(resolved, bool):
-            return resolved
-        if tag == "tag:yaml.org,2002:null" and resolved is None:
-            return None
-        self.fail(
-            "yaml.unsupported_tag",
-            f"unsupported tag {short(tag)!r}",
-            event,
-            pointer,
-            hint="manifests hold plain JSON data: strings, numbers, booleans, null, lists, maps",
-        )
-        return None  # unreachable
+        except ScalarProblem as exc:
+            self.fail(exc.code, exc.message, event, pointer, hint=exc.hint)
+            return None  # unreachable: `fail` raises
 
     def key(self, event: Any, text: str, plain: bool) -> None:
         frame = self.stack[-1]
@@ -285,7 +253,8 @@ class Builder:
                     child,
                     hint="each key may appear once in a mapping; remove or rename one",
                 )
-            frame.merged.discard(text)
+            if isinstance(frame.merged, set):
+                frame.merged.discard(text)
         self.record(True, child, self.pos(event))
 
     def merge_frame(self) -> bool:
@@ -309,7 +278,7 @@ class Builder:
         assert key is not None
         frame.container[key] = value
 
-    def merge(self, event: Any, frame: _Frame, value: Any) -> None:
+    def merge(self, event: Any, frame: Frame, value: Any) -> None:
         """`<<: *anchor` (or a list of them); explicit keys in the mapping win."""
         sources = value if isinstance(value, list) else [value]
         for source in sources:
@@ -318,9 +287,28 @@ class Builder:
             for key, item in source.items():
                 if key not in frame.container:
                     frame.container[key] = item
+                    if not isinstance(frame.merged, set):
+                        frame.merged = set()
                     frame.merged.add(key)
 
     def start(self, event: Any, is_map: bool) -> None:
+        stack = self.stack
+        # The hot path: an untagged collection inside another, under the depth cap.
+        if stack and event.tag is None and len(stack) < self.max_depth:
+            frame = stack[-1]
+            pointer: str | None = None
+            if not frame.is_map:
+                pointer = f"{frame.pointer}/{len(frame.container)}"
+            elif frame.key is not None and not frame.merging:
+                pointer = frame.child
+            if pointer is not None:
+                mark = event.start_mark
+                self.values[pointer] = (mark.line + self.line_base, mark.column + 1)
+                stack.append(Frame({} if is_map else [], pointer, event.anchor))
+                return
+        self.slow_start(event, is_map)
+
+    def slow_start(self, event: Any, is_map: bool) -> None:
         pointer = self.child_pointer(event)
         if pointer is None:
             self.fail(
@@ -347,21 +335,30 @@ class Builder:
         if not self.merge_frame():
             self.record(False, pointer, self.pos(event))
         container: Any = {} if is_map else []
-        frame = _Frame(container, pointer, event.anchor)
-        frame.size = 1
-        self.stack.append(frame)
+        self.stack.append(Frame(container, pointer, event.anchor))
 
     def end(self) -> None:
-        frame = self.stack.pop()
+        stack = self.stack
+        frame = stack.pop()
         value = frame.container
-        if self.stack:
-            self.stack[-1].size += frame.size
         if frame.anchor is not None:
-            self.anchors[frame.anchor] = _Anchor(value, None, frame.size, frame.height)
+            self.anchors[frame.anchor] = Anchor(value, None, frame.size, frame.height)
+        if stack:
+            parent = stack[-1]
+            parent.size += frame.size
+            if not parent.merging:  # the hot path of `attach`
+                if parent.height <= frame.height:
+                    parent.height = frame.height + 1
+                if parent.is_map:
+                    parent.container[parent.key] = value
+                    parent.key = None
+                else:
+                    parent.container.append(value)
+                return
         self.attach(None, value, frame.pointer, frame.height)
 
     def define(self, event: Any, value: Any, text: str) -> None:
-        self.anchors[event.anchor] = _Anchor(value, text, 1, 0)
+        self.anchors[event.anchor] = Anchor(value, text, 1, 0)
 
     def alias(self, event: Any) -> None:
         anchor = self.anchors.get(event.anchor)
@@ -407,12 +404,5 @@ class Builder:
             self.stack[-1].size += anchor.size
         value = anchor.value
         if isinstance(value, dict | list):
-            value = _copy(value)  # bounded: the expansion cap was checked above
+            value = copy_value(value)  # bounded: the expansion cap was checked above
         self.attach(event, value, pointer, anchor.height)
-
-
-def _copy(value: Any) -> Any:
-    """A copy of JSON data; recursion is bounded by the depth cap."""
-    if isinstance(value, dict):
-        return {k: _copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
-    return [_copy(v) if isinstance(v, dict | list) else v for v in value]

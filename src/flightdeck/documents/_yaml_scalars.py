@@ -22,8 +22,16 @@ class TooBig(Exception):
     """An integer scalar with more digits than the cap."""
 
 
+class ScalarProblem(Exception):
+    """A scalar that cannot be read as JSON data; the builder locates it."""
+
+    def __init__(self, code: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.hint = code, message, hint
+
+
 # First characters a non-string plain scalar can start with.
-_SCALAR_STARTS = frozenset("0123456789+-.~nNtTfF")
+SCALAR_STARTS = frozenset("0123456789+-.~nNtTfF")
 
 
 def _int(text: str, base: int, digits: int, cap: int) -> int:
@@ -33,7 +41,7 @@ def _int(text: str, base: int, digits: int, cap: int) -> int:
 
 
 def plain_scalar(text: str, max_digits: int) -> Any:
-    if text and text[0] not in _SCALAR_STARTS:
+    if text and text[0] not in SCALAR_STARTS:
         return text  # the common case: an ordinary word
     if text in NULL:
         return None
@@ -61,6 +69,39 @@ EXPLICIT = {
     "tag:yaml.org,2002:int": int,
     "tag:yaml.org,2002:float": float,
 }
+
+
+def resolve_tagged(tag: str | None, text: str, plain: bool, max_digits: int) -> Any:
+    """A scalar's value under its tag (none, `!`, or a core-schema tag)."""
+    try:
+        if tag is None or tag == "!":
+            return plain_scalar(text, max_digits) if plain else text
+        convert = EXPLICIT.get(tag)
+        if convert is not None:
+            if convert is int and len(text) > max_digits:
+                raise TooBig
+            try:
+                return convert(text)
+            except ValueError:
+                raise ScalarProblem(
+                    "yaml.bad_scalar", f"{short(text)!r} is not a valid {tag}"
+                ) from None
+        resolved = plain_scalar(text, max_digits)
+    except TooBig:
+        raise ScalarProblem(
+            "yaml.number_too_large",
+            f"an integer of more than {max_digits} digits",
+            "quote it if it is an identifier rather than a number",
+        ) from None
+    if tag == "tag:yaml.org,2002:bool" and isinstance(resolved, bool):
+        return resolved
+    if tag == "tag:yaml.org,2002:null" and resolved is None:
+        return None
+    raise ScalarProblem(
+        "yaml.unsupported_tag",
+        f"unsupported tag {short(tag)!r}",
+        "manifests hold plain JSON data: strings, numbers, booleans, null, lists, maps",
+    )
 
 
 def short(text: str | None) -> str:

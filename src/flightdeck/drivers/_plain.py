@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 _SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)  # exact types: one set lookup, no isinstance chain
 
 
 class NotPlain(TypeError):
@@ -23,6 +24,18 @@ class NotPlain(TypeError):
 
 
 def to_plain(value: Any) -> Any:
+    # Exact dicts and lists of scalars (most results) without a call per item;
+    # subclasses and everything else take the general path below.
+    kind = type(value)
+    if kind in _SCALAR_TYPES:
+        return value
+    if kind is dict:
+        return {
+            k if type(k) is str else str(k): v if type(v) in _SCALAR_TYPES else to_plain(v)
+            for k, v in value.items()
+        }
+    if kind is list:
+        return [v if type(v) in _SCALAR_TYPES else to_plain(v) for v in value]
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, Mapping):

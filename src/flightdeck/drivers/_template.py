@@ -33,6 +33,11 @@ _POSITIONAL = re.compile(r"^_(0|[1-9][0-9]*)$")
 def _lookup(ref: Ref, scope: Mapping[str, Any]) -> Any:
     value = scope.get(ref.root, _MISSING)
     for part in ref.path:
+        if type(value) is dict and type(part) is str:  # the common case, no ABC check
+            value = value.get(part, _MISSING)
+            if value is _MISSING:
+                return _MISSING
+            continue
         if isinstance(part, int):
             if isinstance(value, (list, tuple)) and part < len(value):
                 value = value[part]

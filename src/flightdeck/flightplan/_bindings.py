@@ -7,6 +7,7 @@ output name.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -32,6 +33,13 @@ def parse_binding(text: object) -> Binding | None:
     """Parse a reference; None when it does not follow the grammar."""
     if not isinstance(text, str):
         return None
+    return _parse(text)
+
+
+# Lint, the graph and the scheduler each parse every step's bindings, and the
+# texts repeat across steps; a Binding is frozen, so one may be shared.
+@functools.lru_cache(maxsize=8192)
+def _parse(text: str) -> Binding | None:
     match = _INPUT.match(text)
     if match:
         return Binding(text, input=match.group(1))

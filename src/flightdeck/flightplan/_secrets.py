@@ -19,7 +19,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from flightdeck.flightplan._bindings import parse_binding
@@ -108,38 +108,63 @@ def looks_like_credential(text: str) -> str | None:
 
 def scan_values(value: object, pointer: str = "") -> Iterator[SecretFinding]:
     """Every credential-looking string (or key) in a JSON value."""
+    found: list[SecretFinding] = []
+    _scan_values(value, pointer, found)
+    return iter(found)
+
+
+def _scan_values(value: object, pointer: str, found: list[SecretFinding]) -> None:
+    # Plain recursion into a list instead of nested generators, and strings
+    # checked in the loop: a plan has thousands of values, most of them short
+    # scalars skipped without a call. Depth is bounded by the loader's cap.
     if isinstance(value, str):
         why = looks_like_credential(value)
         if why:
-            yield SecretFinding(pointer, "value", why)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            # Pointers are built only where they are needed (a finding, or a
-            # container to descend into): most items are short scalars.
+            found.append(SecretFinding(pointer, "value", why))
+        return
+    if isinstance(value, dict):
+        items: Iterable[tuple[str | int, object]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        if isinstance(key, str) and len(key) >= _SHORTEST:
             why = looks_like_credential(key)
             if why:
-                yield SecretFinding(f"{pointer}/{_escape(key)}", "value", why)
-            if isinstance(item, dict | list) or (isinstance(item, str) and len(item) >= _SHORTEST):
-                yield from scan_values(item, f"{pointer}/{_escape(key)}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, dict | list) or (isinstance(item, str) and len(item) >= _SHORTEST):
-                yield from scan_values(item, f"{pointer}/{index}")
+                found.append(SecretFinding(f"{pointer}/{_escape(key)}", "value", why))
+        if isinstance(item, str):
+            if len(item) >= _SHORTEST:
+                why = looks_like_credential(item)
+                if why:
+                    found.append(SecretFinding(f"{pointer}/{_token(key)}", "value", why))
+        elif isinstance(item, dict | list):
+            _scan_values(item, f"{pointer}/{_token(key)}", found)
+
+
+def _token(key: str | int) -> str:
+    return _escape(key) if isinstance(key, str) else str(key)
 
 
 def scan_keys(value: object, pointer: str) -> Iterator[SecretFinding]:
     """Secret-named keys inside a trust contract or a step."""
+    found: list[SecretFinding] = []
+    _scan_keys(value, pointer, found)
+    return iter(found)
+
+
+def _scan_keys(value: object, pointer: str, found: list[SecretFinding]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not is_secret_key(key) or _exempt(pointer, item):
                 if isinstance(item, dict | list):
-                    yield from scan_keys(item, f"{pointer}/{_escape(key)}")
+                    _scan_keys(item, f"{pointer}/{_escape(key)}", found)
                 continue
-            yield SecretFinding(f"{pointer}/{_escape(key)}", "key", key)
+            found.append(SecretFinding(f"{pointer}/{_escape(key)}", "key", key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, dict | list):
-                yield from scan_keys(item, f"{pointer}/{index}")
+                _scan_keys(item, f"{pointer}/{index}", found)
 
 
 def _exempt(parent: str, value: object) -> bool:
