@@ -9,6 +9,7 @@ See docs/acp.md for how each ACP method and update maps to the engine.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,17 +20,15 @@ if TYPE_CHECKING:
 async def run_acp(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> int:
     """Serve ACP on stdin/stdout until the client closes stdin; the exit code."""
     from acp import run_agent
-    from acp.stdio import stdio_streams
 
-    from flightdeck.agent.acp._framing import LINE_LIMIT, StdioFrames
+    from flightdeck.agent.acp._framing import StdioFrames
     from flightdeck.agent.acp._server import FlightdeckAgent
 
-    reader, writer = await stdio_streams(limit=LINE_LIMIT)
     agent = FlightdeckAgent(flags, os.environ if env is None else env)
     try:
         # The methods ACP marks optional or unstable are left out (the library
         # answers them method-not-found), so this is not the full Protocol.
-        await run_agent(cast("Agent", agent), StdioFrames(reader, writer))
+        await run_agent(cast("Agent", agent), StdioFrames(sys.stdin.buffer, sys.stdout.buffer))
     finally:
         await agent.close()
     return 0

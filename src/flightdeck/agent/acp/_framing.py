@@ -1,21 +1,26 @@
 """Newline-delimited JSON-RPC frames on stdin/stdout for the `acp` library.
 
-The library's own stdio transport logs and drops a line that is not JSON, and
-a line that is JSON but not an object ends its receive loop. JSON-RPC 2.0 asks
-for an error response with a null id instead (-32700 parse error, -32600
-invalid request), and a client's bad line must not end the agent: this
-transport answers such lines itself and hands only message objects on.
-Everything else (routing, ids, responses) stays the library's.
+The library's own stdio streams need stdout to be a pipe or socket (a file
+fails at start), it logs and drops a line that is not JSON, and a line that is
+JSON but not an object ends its receive loop. JSON-RPC 2.0 asks for an error
+response with a null id instead (-32700 parse error, -32600 invalid request),
+and a client's bad line must not end the agent. So the agent hands the
+library this transport: lines are read the way the JSON stream reads them (a
+thread, any kind of stdin, a bounded line length), bad frames are answered
+here, and only message objects go on. Routing, ids and responses stay the
+library's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+import os
+from collections.abc import AsyncIterator
+from typing import Any, BinaryIO
 
-# The library's default for stdio: big enough for images in a prompt.
-LINE_LIMIT = 50 * 1024 * 1024
+from flightdeck.agent._protocol import ProtocolProblem
+from flightdeck.agent._transport import Line, read_lines
 
 
 def _error(code: int, message: str, detail: str) -> dict[str, Any]:
@@ -38,28 +43,38 @@ def check_frame(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | No
         return None, _error(-32600, "Invalid request", "method must be a string")
     if "method" not in value and "id" not in value:
         return None, _error(-32600, "Invalid request", "neither a request nor a response")
+    if "id" in value and not isinstance(value["id"], str | int | None):
+        return None, _error(-32600, "Invalid request", "id must be a string or a number")
     return value, None
 
 
 class StdioFrames:
-    """The `acp` Transport protocol (send, receive, close) over asyncio streams."""
+    """The `acp` Transport protocol (send, receive, close) over stdin/stdout."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
-        self._writer = writer
-        self._lock = asyncio.Lock()
+    def __init__(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
+        self._lines: AsyncIterator[Line] = read_lines(stdin)
+        self._stdout = stdout
+        self._fd = stdout.fileno()
+        self.closed = False
 
     async def send(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            raise ConnectionError("the client closed stdout")
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
-        async with self._lock:
-            self._writer.write(data.encode("utf-8", "backslashreplace"))
-            await self._writer.drain()
+        # A lone surrogate (a non-UTF-8 file name) becomes an escape, not an error.
+        view = memoryview(data.encode("utf-8", "backslashreplace"))
+        try:
+            while view:  # one message is written whole before the next starts
+                view = view[os.write(self._fd, view) :]
+        except OSError:
+            self.closed = True
+            raise ConnectionError("the client closed stdout") from None
 
     async def receive(self) -> dict[str, Any] | None:
-        while True:
-            line = await self._read_line()
-            if line is None:
-                return None
+        async for line in self._lines:
+            if isinstance(line, ProtocolProblem):  # too long: skipped unread
+                await self.send(_error(-32600, "Invalid request", line.message))
+                continue
             if not line.strip():
                 continue
             message, error = check_frame(line)
@@ -67,28 +82,8 @@ class StdioFrames:
                 return message
             if error is not None:
                 await self.send(error)
-
-    async def _read_line(self) -> bytes | None:
-        try:
-            return await self._reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as exc:  # EOF, maybe after a last line
-            return exc.partial or None
-        except asyncio.LimitOverrunError:
-            # Too long to be a message: skip to its end and answer once.
-            size = 0
-            while True:
-                try:
-                    size += len(await self._reader.readuntil(b"\n"))
-                    break
-                except asyncio.LimitOverrunError as more:
-                    size += len(await self._reader.readexactly(more.consumed))
-                except asyncio.IncompleteReadError:
-                    return None
-            await self.send(
-                _error(-32600, "Invalid request", f"line longer than {LINE_LIMIT} bytes")
-            )
-            return b""
+        return None
 
     async def close(self) -> None:
-        if not self._writer.is_closing():
-            self._writer.close()
+        self.closed = True
+        await asyncio.sleep(0)
