@@ -27,8 +27,10 @@ from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     ToolCallUpdate,
+    WriteTextFileResponse,
 )
 
 from tests.fakes import FakeLLMServer
@@ -61,6 +63,9 @@ class Client:
     def __init__(self) -> None:
         self.logs: dict[str, Log] = {}
         self.incoming: list[dict[str, Any]] = []  # every JSON-RPC message received
+        # the editor's buffers for fs/read_text_file and fs/write_text_file
+        self.buffers: dict[str, str] = {}
+        self.fs_calls: list[tuple[str, str]] = []
 
     def log(self, session_id: str) -> Log:
         return self.logs.setdefault(session_id, Log())
@@ -81,6 +86,22 @@ class Client:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(option_id=answer, outcome="selected")
         )
+
+    async def read_text_file(self, session_id: str, path: str, **kw: Any) -> ReadTextFileResponse:
+        self.fs_calls.append(("read", path))
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            return ReadTextFileResponse(content=Path(path).read_text())
+        except OSError:
+            raise RequestError.resource_not_found(path) from None
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kw: Any
+    ) -> WriteTextFileResponse:
+        self.fs_calls.append(("write", path))
+        self.buffers[path] = content
+        return WriteTextFileResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)

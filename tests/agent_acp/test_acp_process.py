@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError
-from acp.schema import EnvVariable, McpServerStdio
+from acp.schema import (
+    ClientCapabilities,
+    EnvVariable,
+    FileSystemCapabilities,
+    McpServerStdio,
+)
 
 from tests.agent_acp._harness import Agent, Client, run, separate, workspace
 from tests.agent_ext._common import NOTES_SERVER
@@ -343,3 +348,41 @@ def test_load_session_replays_the_history_in_a_new_process(
         "assistant",
         "user",
     ]
+
+
+def test_read_write_edit_go_through_the_client_fs_when_it_offers_one(
+    agent: Agent, server: FakeLLMServer, ws: Path
+) -> None:
+    (ws / "notes.txt").write_text("on disk\n")
+    unsaved = str(ws / "notes.txt")
+    agent.client.buffers[unsaved] = "unsaved line\n"
+    server.add(
+        Turn(tool_calls=[ToolCall("Read", {"file_path": "notes.txt"})]),
+        Turn(
+            tool_calls=[
+                ToolCall(
+                    "Edit",
+                    {"file_path": "notes.txt", "old_string": "unsaved", "new_string": "edited"},
+                ),
+                ToolCall("Write", {"file_path": "new/n.txt", "content": "fresh"}),
+                ToolCall("Read", {"file_path": "../outside.txt"}),
+            ]
+        ),
+        Turn(text="done"),
+    )
+    fs = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+    agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=fs))
+    try:
+        sid = new(agent, ws)
+    finally:  # later sessions of the shared agent use the disk again
+        agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+    agent.call(agent.conn.set_session_mode(session_id=sid, mode_id="yolo"))
+    assert prompt(agent, sid, text("edit")) == "end_turn"
+    results = server.requests[1]["messages"][-1]["content"]
+    assert "unsaved line" in results[0]["content"][0]["text"]  # the buffer, not the disk
+    assert agent.client.buffers[unsaved] == "edited line\n"
+    assert agent.client.buffers[str(ws / "new" / "n.txt")] == "fresh"
+    assert (ws / "notes.txt").read_text() == "on disk\n"  # the editor saves, not the agent
+    assert not (ws / "new" / "n.txt").exists()
+    outside = server.requests[2]["messages"][-1]["content"][2]
+    assert outside["is_error"] and not any("outside" in p for _, p in agent.client.fs_calls)

@@ -190,6 +190,11 @@ class FlightdeckAgent:
         from flightdeck.agent._extensions import add_mcp_server, attach_extensions
 
         extensions = await attach_extensions(agent)
+        fs = self.client_capabilities.fs if self.client_capabilities else None
+        if fs is not None and fs.read_text_file and fs.write_text_file:
+            from flightdeck.agent.acp._client_fs import ClientFiles, use_client_fs
+
+            use_client_fs(agent.tools, ClientFiles(self.client, session_id))
         bridge.closers.append(extensions)
         for problem in [*loaded.problems, *extensions.problems]:
             print(f"flightdeck agent: {problem}", file=sys.stderr)
