@@ -33,10 +33,6 @@ def test_json_stream_does_not_import_acp(tmp_path: Path) -> None:
     assert not {m for m in modules if m == "acp" or m.startswith(("acp.", "flightdeck.agent.acp"))}
 
 
-def test_acp_mode_imports_it(tmp_path: Path) -> None:
-    assert {"acp", "flightdeck.agent.acp._server"} <= _imported(["--acp"], tmp_path)
-
-
 def test_acp_refuses_json_stream_and_session_flags(tmp_path: Path) -> None:
     for extra in (["--json-stream"], ["--resume", "latest"], ["--session-id", "s1"]):
         done = subprocess.run(
