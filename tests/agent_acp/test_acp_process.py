@@ -153,6 +153,12 @@ def test_a_tool_call_asks_permission_and_runs_only_when_allowed(
     assert updates[0].session_update == "tool_call" and updates[0].status == "pending"
     assert updates[-1].status == ("completed" if answer == "allow_once" else "failed")
     assert (ws / "a.txt").exists() == (answer == "allow_once")
+    [content] = updates[-1].content
+    if answer == "allow_once":  # a Write is shown as the file's diff
+        assert content.type == "diff" and content.path == str(ws / "a.txt")
+        assert (content.old_text, content.new_text) == (None, "x")
+    else:
+        assert content.type == "content" and content.content.text
 
 
 @pytest.mark.parametrize("answer", ["allow_always", "reject_always"])
@@ -381,6 +387,11 @@ def test_read_write_edit_go_through_the_client_fs_when_it_offers_one(
     results = server.requests[1]["messages"][-1]["content"]
     assert "unsaved line" in results[0]["content"][0]["text"]  # the buffer, not the disk
     assert agent.client.buffers[unsaved] == "edited line\n"
+    diffs = [c for u in agent.client.log(sid).tools() for c in u.content or [] if c.type == "diff"]
+    assert sorted((d.path, d.old_text or "", d.new_text) for d in diffs) == [  # tools run at once
+        (str(ws / "new" / "n.txt"), "", "fresh"),
+        (unsaved, "unsaved line\n", "edited line\n"),
+    ]
     assert agent.client.buffers[str(ws / "new" / "n.txt")] == "fresh"
     assert (ws / "notes.txt").read_text() == "on disk\n"  # the editor saves, not the agent
     assert not (ws / "new" / "n.txt").exists()

@@ -17,6 +17,7 @@ import asyncio
 import sys
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from acp import (
@@ -25,6 +26,7 @@ from acp import (
     start_tool_call,
     text_block,
     tool_content,
+    tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
@@ -40,6 +42,8 @@ from acp.schema import (
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession
 from flightdeck.agent.acp._content import describe, locations, tool_kind
+from flightdeck.agent.acp._diffs import Diffs, Reader
+from flightdeck.agent.tools import ToolFailure
 from flightdeck.llm import Message, ToolUseBlock
 
 # The engine's reasons (the model's stop reason, or "max_turns") as ACP's.
@@ -81,6 +85,13 @@ class Bridge:
         self._announced: set[str] = set()
         self._rejected: set[str] = set()  # tool names rejected for the session
         self._asking: set[asyncio.Task[None]] = set()
+        self._args: dict[str, dict[str, Any]] = {}  # call_id -> arguments, until its result
+        self.diffs: Diffs | None = None
+
+    def diffs_for(self, reader: Reader) -> Diffs:
+        """Where this session's Write and Edit keep their changes."""
+        self.diffs = Diffs(reader)
+        return self.diffs
 
     # ---- from the engine (synchronous) ---------------------------------------
 
@@ -125,10 +136,7 @@ class Bridge:
         elif isinstance(event, p.ToolRunningEvent):
             await self._on_running(event, extra)
         elif isinstance(event, p.ToolResultEvent):
-            status: ToolCallStatus = "completed" if event.status == "success" else "failed"
-            text = event.output if event.output_type != "image" else "(image)"
-            content = [tool_content(text_block(text))] if text else None
-            await self.send(update_tool_call(event.call_id, status=status, content=content))
+            await self._on_result(event)
         elif isinstance(event, p.ToolCancelledEvent):
             content = [tool_content(text_block(event.reason))]
             await self.send(update_tool_call(event.call_id, status="failed", content=content))
@@ -145,9 +153,34 @@ class Bridge:
                 error = self._errors.pop(event.msg_id, None)
                 future.set_result(TurnEnd(str(extra or "end_turn"), error))
 
+    async def _on_result(self, event: p.ToolResultEvent) -> None:
+        status: ToolCallStatus = "completed" if event.status == "success" else "failed"
+        args = self._args.pop(event.call_id, {})
+        change = self._change(args) if event.status == "success" else None
+        content: list[Any] | None
+        if change is not None:  # Write and Edit: the client shows the file's diff
+            path, (old, new) = change
+            content = [tool_diff_content(str(path), new, old)]
+        else:
+            text = event.output if event.output_type != "image" else "(image)"
+            content = [tool_content(text_block(text))] if text else None
+        await self.send(update_tool_call(event.call_id, status=status, content=content))
+
+    def _change(self, args: dict[str, Any]) -> tuple[Path, tuple[str | None, str]] | None:
+        raw = args.get("file_path")
+        if self.diffs is None or self.agent is None or not isinstance(raw, str):
+            return None
+        try:
+            path = self.agent.workspace.resolve(raw, "file_path")
+        except ToolFailure:
+            return None
+        change = self.diffs.take(path)
+        return (path, change) if change is not None else None
+
     async def _on_request(self, event: p.ToolRequestEvent) -> None:
         tool = event.tool
         self._announced.add(event.call_id)
+        self._args[event.call_id] = tool.args
         workspace = self.agent.settings.workspace if self.agent else None
         where = locations(tool.args, workspace) if workspace else None
         kind = tool_kind(tool.name, tool.category)
@@ -215,6 +248,7 @@ class Bridge:
         self._announced.add(event.call_id)
         agent = self.agent
         args = args if isinstance(args, dict) else {}
+        self._args[event.call_id] = args
         tool = agent.tools.get(event.tool_name) if agent else None
         title, kind = describe(tool, event.tool_name, args)
         where = locations(args, agent.settings.workspace) if agent else None

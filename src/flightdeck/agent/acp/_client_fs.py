@@ -54,6 +54,13 @@ class ClientFiles:
             raise ToolFailure(f"cannot read {raw}: {exc}") from None
         return str(reply.content)
 
+    async def read_or_none(self, path: Path) -> str | None:
+        """The text, or None for a file the client cannot read (a new file)."""
+        try:
+            return await self.read(path, str(path))
+        except ToolFailure:
+            return None
+
     async def write(self, path: Path, raw: str, text: str) -> None:
         try:
             await self.client.write_text_file(

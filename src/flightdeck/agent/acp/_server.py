@@ -53,6 +53,7 @@ from flightdeck.agent._engine import AgentSession
 from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
 from flightdeck.agent.acp._bridge import Bridge
 from flightdeck.agent.acp._content import PromptBlock, PromptError, replay, user_message
+from flightdeck.agent.acp._diffs import Reader, read_disk, record_diffs
 
 MODES = [
     SessionMode(id="default", name="Ask", description="Ask before edits and commands"),
@@ -191,10 +192,14 @@ class FlightdeckAgent:
 
         extensions = await attach_extensions(agent)
         fs = self.client_capabilities.fs if self.client_capabilities else None
+        reader: Reader = read_disk
         if fs is not None and fs.read_text_file and fs.write_text_file:
             from flightdeck.agent.acp._client_fs import ClientFiles, use_client_fs
 
-            use_client_fs(agent.tools, ClientFiles(self.client, session_id))
+            files = ClientFiles(self.client, session_id)
+            use_client_fs(agent.tools, files)
+            reader = files.read_or_none
+        record_diffs(agent.tools, bridge.diffs_for(reader))
         bridge.closers.append(extensions)
         for problem in [*loaded.problems, *extensions.problems]:
             print(f"flightdeck agent: {problem}", file=sys.stderr)
