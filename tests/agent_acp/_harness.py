@@ -25,11 +25,15 @@ from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
     AllowedOutcome,
+    CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
     PermissionOption,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalOutputResponse,
     ToolCallUpdate,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -66,6 +70,10 @@ class Client:
         # the editor's buffers for fs/read_text_file and fs/write_text_file
         self.buffers: dict[str, str] = {}
         self.fs_calls: list[tuple[str, str]] = []
+        # terminals run for the agent: id -> (argv, the process, its output so far)
+        self.terminals: dict[str, tuple[list[str], asyncio.subprocess.Process, bytearray]] = {}
+        self.terminal_calls: list[tuple[str, str]] = []
+        self._pumps: list[asyncio.Task[None]] = []
 
     def log(self, session_id: str) -> Log:
         return self.logs.setdefault(session_id, Log())
@@ -102,6 +110,60 @@ class Client:
         self.fs_calls.append(("write", path))
         self.buffers[path] = content
         return WriteTextFileResponse()
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        **kw: Any,
+    ) -> CreateTerminalResponse:
+        argv = [command, *(args or [])]
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env={v.name: v.value for v in env or []},
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        tid = f"term-{len(self.terminals) + 1}"
+        output = bytearray()
+        self.terminals[tid] = (argv, proc, output)
+        self.terminal_calls.append(("create", tid))
+
+        async def pump() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(4096):
+                output.extend(chunk)
+
+        self._pumps.append(asyncio.create_task(pump()))
+        return CreateTerminalResponse(terminal_id=tid)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kw: Any
+    ) -> WaitForTerminalExitResponse:
+        proc = self.terminals[terminal_id][1]
+        code = await proc.wait()
+        await asyncio.gather(*self._pumps)
+        return WaitForTerminalExitResponse(exit_code=code if code >= 0 else None)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kw: Any
+    ) -> TerminalOutputResponse:
+        output = self.terminals[terminal_id][2]
+        return TerminalOutputResponse(output=output.decode(errors="replace"), truncated=False)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        self.terminal_calls.append(("kill", terminal_id))
+        self.terminals[terminal_id][1].kill()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        self.terminal_calls.append(("release", terminal_id))
+        proc = self.terminals[terminal_id][1]
+        if proc.returncode is None:
+            proc.kill()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)

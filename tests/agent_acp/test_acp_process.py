@@ -21,6 +21,7 @@ from acp.schema import (
     McpServerStdio,
 )
 
+from flightdeck.guard import bwrap_path
 from tests.agent_acp._harness import Agent, Client, run, separate, workspace
 from tests.agent_ext._common import NOTES_SERVER
 from tests.fakes import FakeLLMServer, ToolCall, Turn
@@ -397,3 +398,50 @@ def test_read_write_edit_go_through_the_client_fs_when_it_offers_one(
     assert not (ws / "new" / "n.txt").exists()
     outside = server.requests[2]["messages"][-1]["content"][2]
     assert outside["is_error"] and not any("outside" in p for _, p in agent.client.fs_calls)
+
+
+def test_bash_runs_in_the_client_terminal_when_it_offers_one(
+    agent: Agent, server: FakeLLMServer, ws: Path
+) -> None:
+    server.add(
+        Turn(
+            tool_calls=[
+                ToolCall("Bash", {"command": "echo from-terminal; echo to-stderr >&2"}),
+                ToolCall("Bash", {"command": "sleep 20", "timeout": 300}),
+            ]
+        ),
+        Turn(text="done"),
+    )
+    caps = ClientCapabilities(terminal=True)
+    agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps))
+    try:
+        sid = new(agent, ws)
+    finally:
+        agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+    agent.call(agent.conn.set_session_mode(session_id=sid, mode_id="yolo"))
+    assert prompt(agent, sid, text("run")) == "end_turn"
+    echo, sleep = server.requests[1]["messages"][-1]["content"]
+    assert echo["content"][0]["text"].startswith("exit code: 0\noutput:\n")
+    assert (
+        "from-terminal" in echo["content"][0]["text"] and "to-stderr" in echo["content"][0]["text"]
+    )
+    assert sleep["is_error"] and "timed out" in sleep["content"][0]["text"]
+    calls = agent.client.terminal_calls
+    assert sorted(c for c in calls if c[0] == "create") == [
+        ("create", "term-1"),
+        ("create", "term-2"),
+    ]
+    assert {t for kind, t in calls if kind == "release"} == {"term-1", "term-2"}
+    assert [kind for kind, _ in calls].count("kill") == 1
+    # the client runs the agent's command line: the sandbox's when there is one
+    [argv] = [a for a, _, _ in agent.client.terminals.values() if a[-1].startswith("echo")]
+    assert argv[-1] == "echo from-terminal; echo to-stderr >&2"
+    if bwrap_path():
+        assert "--clearenv" in argv
+    shown = [
+        c.terminal_id
+        for u in agent.client.log(sid).tools()
+        for c in u.content or []
+        if c.type == "terminal"
+    ]
+    assert sorted(shown) == ["term-1", "term-2"]

@@ -27,6 +27,7 @@ from acp import (
     text_block,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
@@ -65,6 +66,14 @@ REJECTED_ALWAYS = "Rejected for this session by the user"
 
 
 @dataclass
+class TerminalStarted:
+    """A Bash call's command now runs in the client's terminal `terminal_id`."""
+
+    command: str
+    terminal_id: str
+
+
+@dataclass
 class TurnEnd:
     stop_reason: str
     error: p.ErrorInfo | None = None
@@ -76,7 +85,7 @@ class Bridge:
         self.id = session_id
         self.agent: AgentSession | None = None
         self.closers: list[Any] = []  # extension sets to close with the session
-        self._events: asyncio.Queue[tuple[p.Event, Any]] = asyncio.Queue()
+        self._events: asyncio.Queue[tuple[p.Event | TerminalStarted, Any]] = asyncio.Queue()
         self._pump = asyncio.create_task(self._drain())
         self._turns: dict[str, asyncio.Future[TurnEnd]] = {}
         self._started: set[str] = set()
@@ -87,6 +96,11 @@ class Bridge:
         self._asking: set[asyncio.Task[None]] = set()
         self._args: dict[str, dict[str, Any]] = {}  # call_id -> arguments, until its result
         self.diffs: Diffs | None = None
+        self._terminals: set[str] = set()  # call ids shown with a client terminal
+
+    def on_terminal(self, command: str, terminal_id: str) -> None:
+        """From the client-terminal Bash: embed the terminal in its call."""
+        self._events.put_nowait((TerminalStarted(command, terminal_id), None))
 
     def diffs_for(self, reader: Reader) -> Diffs:
         """Where this session's Write and Edit keep their changes."""
@@ -126,8 +140,10 @@ class Bridge:
             except Exception as exc:  # a client gone or a bad update: keep serving
                 print(f"flightdeck agent: acp: {type(exc).__name__}: {exc}", file=sys.stderr)
 
-    async def _deliver(self, event: p.Event, extra: Any) -> None:
-        if isinstance(event, p.TextDeltaEvent):
+    async def _deliver(self, event: p.Event | TerminalStarted, extra: Any) -> None:
+        if isinstance(event, TerminalStarted):
+            await self._on_terminal(event)
+        elif isinstance(event, p.TextDeltaEvent):
             await self.send(update_agent_message_text(event.text))
         elif isinstance(event, p.ThinkingEvent):
             await self.send(update_agent_thought_text(event.text))
@@ -165,6 +181,20 @@ class Bridge:
             text = event.output if event.output_type != "image" else "(image)"
             content = [tool_content(text_block(text))] if text else None
         await self.send(update_tool_call(event.call_id, status=status, content=content))
+
+    async def _on_terminal(self, event: TerminalStarted) -> None:
+        call_id = next(
+            (
+                call_id
+                for call_id, args in self._args.items()
+                if args.get("command") == event.command and call_id not in self._terminals
+            ),
+            None,
+        )
+        if call_id is not None:
+            self._terminals.add(call_id)
+            content = [tool_terminal_ref(event.terminal_id)]
+            await self.send(update_tool_call(call_id, content=content))
 
     def _change(self, args: dict[str, Any]) -> tuple[Path, tuple[str | None, str]] | None:
         raw = args.get("file_path")

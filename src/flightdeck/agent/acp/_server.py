@@ -200,6 +200,12 @@ class FlightdeckAgent:
             use_client_fs(agent.tools, files)
             reader = files.read_or_none
         record_diffs(agent.tools, bridge.diffs_for(reader))
+        caps = self.client_capabilities
+        if caps is not None and caps.terminal and "Bash" in agent.tools:
+            from flightdeck.agent.acp._client_terminal import ClientBash
+
+            disk = agent.tools["Bash"]
+            agent.tools["Bash"] = ClientBash(disk, self.client, session_id, bridge.on_terminal)
         bridge.closers.append(extensions)
         for problem in [*loaded.problems, *extensions.problems]:
             print(f"flightdeck agent: {problem}", file=sys.stderr)

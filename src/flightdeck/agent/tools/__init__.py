@@ -14,7 +14,7 @@ from flightdeck.agent.tools._base import (
     arg_str,
     truncate,
 )
-from flightdeck.agent.tools._bash import BashTool
+from flightdeck.agent.tools._bash import BashTool, bash_call, bash_launch
 from flightdeck.agent.tools._edit import EditTool, replace_text, unified_diff
 from flightdeck.agent.tools._glob import GlobTool
 from flightdeck.agent.tools._grep import GrepTool
@@ -51,6 +51,8 @@ __all__ = [
     "WriteTool",
     "arg_bool",
     "arg_str",
+    "bash_call",
+    "bash_launch",
     "builtin_tools",
     "numbered_lines",
     "parse_sandbox",
