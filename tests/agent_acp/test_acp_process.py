@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from acp.schema import (
 )
 
 from flightdeck.guard import bwrap_path
-from tests.agent_acp._harness import Agent, Client, run, separate, workspace
+from tests.agent_acp._harness import Agent, Client, run, separate, spawn, workspace
 from tests.agent_ext._common import NOTES_SERVER
 from tests.fakes import FakeLLMServer, ToolCall, Turn
 
@@ -445,3 +446,25 @@ def test_bash_runs_in_the_client_terminal_when_it_offers_one(
         if c.type == "terminal"
     ]
     assert sorted(shown) == ["term-1", "term-2"]
+
+
+def test_sigterm_ends_a_running_turn_and_the_process_cleanly(
+    server: FakeLLMServer, ws: Path, home: Path
+) -> None:
+    server.add(Turn(deltas=400, delta_delay=0.05))
+    client = Client()
+
+    async def go() -> None:
+        env = {**KEY, "FLIGHTDECK_HOME": str(home)}
+        async with spawn(client, "--provider", "anthropic", env=env) as (conn, proc):
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            running = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text("go")]))  # type: ignore[list-item]
+            while "agent_message_chunk" not in client.log(sid).kinds():
+                await asyncio.sleep(0.02)
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(proc.wait(), 20) == 0  # handled, not killed
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+
+    run(go)
