@@ -232,6 +232,26 @@ def test_session_cancel_ends_the_prompt_with_cancelled(
     assert log.text().endswith("after")
 
 
+def test_cancel_also_ends_a_prompt_queued_behind_the_running_one(
+    agent: Agent, server: FakeLLMServer, ws: Path
+) -> None:
+    server.add(Turn(deltas=200, delta_delay=0.05), Turn(text="never"))
+    sid = new(agent, ws)
+    log = agent.client.log(sid)
+
+    async def go() -> list[str]:
+        first = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text("one")]))
+        while "agent_message_chunk" not in log.kinds():
+            await asyncio.sleep(0.02)
+        second = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text("two")]))
+        await asyncio.sleep(0.3)  # the second prompt is queued by now
+        await agent.conn.cancel(session_id=sid)
+        return [str((await first).stop_reason), str((await second).stop_reason)]
+
+    assert agent.call(go()) == ["cancelled", "cancelled"]
+    assert len(server.requests) == 1 and "never" not in log.text()
+
+
 def test_cancel_while_a_permission_is_pending(
     agent: Agent, server: FakeLLMServer, ws: Path
 ) -> None:
