@@ -154,16 +154,21 @@ class Bridge:
         elif isinstance(event, p.ToolResultEvent):
             await self._on_result(event)
         elif isinstance(event, p.ToolCancelledEvent):
+            self._forget(event.call_id)
             content = [tool_content(text_block(event.reason))]
             await self.send(update_tool_call(event.call_id, status="failed", content=content))
         elif isinstance(event, p.ErrorEvent):
-            if event.msg_id in self._turns and event.error.code in _FATAL:
+            # A sub-agent's failure (Spawn forwards it, labelled) is its tool
+            # call's result, not the end of the parent's turn.
+            sub_agent = event.error.message.startswith("[sub-agent ")
+            if event.msg_id in self._turns and event.error.code in _FATAL and not sub_agent:
                 self._errors.setdefault(event.msg_id, event.error)
             else:
                 print(f"flightdeck agent: {event.error.message}", file=sys.stderr)
         elif isinstance(event, p.InfoEvent):
             print(f"flightdeck agent: {event.message}", file=sys.stderr)
         elif isinstance(event, p.StreamEndEvent):
+            self._started.discard(event.msg_id)
             future = self._turns.pop(event.msg_id, None)
             if future is not None and not future.done():
                 error = self._errors.pop(event.msg_id, None)
@@ -171,7 +176,8 @@ class Bridge:
 
     async def _on_result(self, event: p.ToolResultEvent) -> None:
         status: ToolCallStatus = "completed" if event.status == "success" else "failed"
-        args = self._args.pop(event.call_id, {})
+        args = self._args.get(event.call_id, {})
+        self._forget(event.call_id)
         change = self._change(args) if event.status == "success" else None
         content: list[Any] | None
         if change is not None:  # Write and Edit: the client shows the file's diff
@@ -181,6 +187,12 @@ class Bridge:
             text = event.output if event.output_type != "image" else "(image)"
             content = [tool_content(text_block(text))] if text else None
         await self.send(update_tool_call(event.call_id, status=status, content=content))
+
+    def _forget(self, call_id: str) -> None:
+        """A call has ended: nothing more is sent about it."""
+        self._args.pop(call_id, None)
+        self._announced.discard(call_id)
+        self._terminals.discard(call_id)
 
     async def _on_terminal(self, event: TerminalStarted) -> None:
         call_id = next(
