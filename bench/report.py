@@ -31,6 +31,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("actions_io.py", []),
     ("validate_inprocess.py", []),
     ("validate.py", []),
+    ("ui.py", []),
 ]
 
 

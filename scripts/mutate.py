@@ -4,15 +4,19 @@
         tests/flightplan/test_trust_chain.py [more test files...]
 
 Applies one mutant at a time to the module (a flipped comparison, a dropped
-`not`, a `raise` replaced by `pass`, `and`/`or` swapped), runs the given
-tests with -x, restores the file, and reports killed/total and the survivors.
+`not`, a `raise` replaced by `pass`, `and`/`or` swapped; never inside a
+string literal or a comment), runs the given tests (and any pytest options,
+such as `-k`) with -x, restores the file, and reports killed/total and the
+survivors.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 _SWAPS = (
@@ -27,17 +31,45 @@ _SWAPS = (
 )
 
 
+def _text_spans(source: str) -> dict[int, list[tuple[int, int]]]:
+    """Per line (0-based), the column spans inside string literals and
+    comments: a "not" in a message or a docstring is no mutant worth a run."""
+    spans: dict[int, list[tuple[int, int]]] = {}
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    for token in tokens:
+        if token.type not in (tokenize.STRING, tokenize.COMMENT):
+            continue
+        (first, start), (last, end) = token.start, token.end
+        for row in range(first, last + 1):
+            spans.setdefault(row - 1, []).append(
+                (start if row == first else 0, end if row == last else 10**9)
+            )
+    return spans
+
+
 def mutants(lines: list[str]) -> list[tuple[int, str]]:
     out = []
+    spans = _text_spans("".join(lines))
     for number, line in enumerate(lines):
         stripped = line.strip()
         if stripped.startswith(("#", '"', "def ", "class ", "import ", "from ")):
             continue
+        text = spans.get(number, [])
         for pattern, replacement in _SWAPS:
-            if pattern.search(line):
-                mutated = pattern.sub(replacement, line, count=1)
-                if mutated != line and not mutated.rstrip().endswith("# ("):
-                    out.append((number, mutated))
+            # The first match in code, not inside a string or a comment.
+            match = next(
+                (
+                    m
+                    for m in pattern.finditer(line)
+                    if not any(a <= m.start() < b for a, b in text)
+                ),
+                None,
+            )
+            if match is None:
+                continue
+            mutated = line[: match.start()] + match.expand(replacement) + line[match.end() :]
+            if mutated != line and not mutated.rstrip().endswith("# ("):
+                out.append((number, mutated))
     return out
 
 

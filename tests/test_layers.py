@@ -27,6 +27,9 @@ ALLOWED: dict[str, set[str]] = {
     "validation": {"documents", "actions", "drivers", "flightplan"},
     "launch": {"documents", "actions", "io", "tools", "drivers", "flightplan"},
     "agent": {"documents", "actions", "io", "tools", "drivers"},
+    # A reader of what the others store; its one write is resuming a run
+    # through the `flightdeck launch` command, so it imports no runtime.
+    "ui": {"flightplan", "agent"},
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flightdeck.actions import CheckContext, Lock, check_document
+from flightdeck.actions import CheckContext, Lock, check_document, lock_workspace
 from flightdeck.documents import Diagnostic, DocumentKind, load_document
 from tests.actions.conftest import action_md, write
 
@@ -83,13 +83,11 @@ def test_file_refs_resolve_from_the_tool_folder(tmp_path: Path) -> None:
     assert [d.code for d in got] == ["lowers_risk_level"]
 
 
-def test_lock_is_written_only_in_a_marked_workspace(standard: Path, tmp_path: Path) -> None:
+def test_checking_never_writes_the_lock(standard: Path, tmp_path: Path) -> None:
     path = _tool(tmp_path / "TOOL.md", f'"{STD}/storage-read"')
-    _check(path, CheckContext(workspace=tmp_path, libraries=[standard]))
-    assert not (tmp_path / "flightdeck.lock").exists()
     (tmp_path / "flightdeck.toml").write_text("")
     _check(path, CheckContext(workspace=tmp_path, libraries=[standard]))
-    assert (tmp_path / "flightdeck.lock").exists()
+    assert not (tmp_path / "flightdeck.lock").exists()
 
 
 def test_trust_downgrade_is_a_warning_or_an_error_when_strict(tmp_path: Path) -> None:
@@ -98,6 +96,7 @@ def test_trust_downgrade_is_a_warning_or_an_error_when_strict(tmp_path: Path) ->
     action = write(lib / ".actions" / "repo-tag" / "ACTION.md", action_md("repo:tag"))
     ws = tmp_path / "ws"
     path = _tool(ws / "TOOL.md", '"@acme/verbs/repo-tag"')
+    assert lock_workspace(ws, "create", libraries=[lib]).written
     assert (
         _check(path, CheckContext(workspace=ws, libraries=[lib], lock=Lock.for_workspace(ws))) == []
     )
@@ -158,3 +157,36 @@ def test_driver_entries_may_name_their_tool_by_id(standard: Path, tmp_path: Path
     path = _driver(tmp_path / ".drivers" / "git" / "DRIVER.md", "git.push")
     got = _check(path, CheckContext(workspace=tmp_path))
     assert [d.code for d in got] == ["action_ref_unresolvable"]
+
+
+def test_an_implementor_of_an_invalid_action_points_at_the_actions_line(tmp_path: Path) -> None:
+    """One mistake, one diagnostic: not "no ACTION.md with id x:do" while the file is there."""
+    action = write(
+        tmp_path / ".actions" / "x-do" / "ACTION.md", action_md("x:do", extra="risk_level: 9\n")
+    )
+    for implements in ("x:do", "./.actions/x-do"):
+        path = _tool(tmp_path / "TOOL.md", implements)
+        got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
+        assert [(d.code, d.file, d.line) for d in got] == [
+            ("action_ref_unresolvable", str(action), 6)
+        ]
+        assert "action " + implements + " is invalid" in got[0].message
+        assert "no .actions" not in got[0].message
+
+
+def test_an_invalid_action_with_another_id_is_not_the_answer(tmp_path: Path) -> None:
+    write(tmp_path / ".actions" / "y" / "ACTION.md", action_md("y:other", extra="risk_level: 9\n"))
+    path = _tool(tmp_path / "TOOL.md", "x:do")
+    got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
+    assert [d.code for d in got] == ["action_ref_unresolvable"]
+
+
+def test_a_driver_over_a_tool_of_an_invalid_action_points_at_the_action(tmp_path: Path) -> None:
+    action = write(
+        tmp_path / ".actions" / "x-do" / "ACTION.md", action_md("x:do", extra="risk_level: 9\n")
+    )
+    _tool(tmp_path / "tools" / "push" / "TOOL.md", "x:do")
+    path = _driver(tmp_path / "DRIVER.md", "./tools/push/TOOL.md")
+    got = _check(path, CheckContext(workspace=tmp_path, extend_search_path=False))
+    assert [(d.file, d.line) for d in got] == [(str(action), 6)]
+    assert "action x:do is invalid" in got[0].message

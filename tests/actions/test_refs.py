@@ -171,6 +171,9 @@ def test_an_invalid_action_file_is_unresolvable_with_its_codes(tmp_path: Path) -
     write(tmp_path / "bad" / "ACTION.md", "---\nschema: action/v1\nid: BAD\ndescription: x\n---\n")
     err = _err("./bad", base_dir=tmp_path)
     assert "not a valid action" in err.tried[-1]
+    assert err.code == "action_ref_unresolvable"
+    assert "is invalid" in err.reason
+    assert err.at is not None and err.at.file == str((tmp_path / "bad" / "ACTION.md").resolve())
 
 
 # --- search path -------------------------------------------------------------

@@ -161,6 +161,13 @@ CASES = [
          ("flightdeck.toml", "config.invalid")),
     Case("validate-folder-without-manifests", ("validate", "adir"), 0, ("no manifests found",)),
     Case("schema-unknown", ("schema", "nope"), 2, ("unknown schema",)),
+    # lock
+    Case("lock-check-without-lock", ("lock", "check", "--workspace", "adir"), 1,
+         ("lock.missing", "flightdeck lock create")),
+    Case("lock-create-missing-workspace", ("lock", "create", "--workspace", "nope"), 2,
+         ("--workspace",)),
+    Case("lock-create-invalid-workspace-toml", ("lock", "create", "--workspace", "badws"), 1,
+         ("config.invalid", "flightdeck.toml")),
     # inspect / lint / graph
     Case("lint-directory", ("lint", "adir"), 1, ("document.unreadable",)),
     Case("graph-tool-md", ("graph", "TOOL.md"), 1,
@@ -185,9 +192,10 @@ CASES = [
     Case("freeze-version-not-semver",
          ("freeze", "plan/SKILL.md", *SIGNED, "--version", "v1!"), 1,
          ("freeze.invalid_version",)),
+    # freeze reads the keyring's revocations before it signs.
     Case("freeze-data-dir-is-a-file",
          ("freeze", "plan/SKILL.md", *SIGNED, "--workspace", "plan"), 1,
-         ("store.unwritable",), damage=_data_is_a_file),
+         ("keyring.unreadable",), damage=_data_is_a_file),
     Case("freeze-json-tool-md", ("freeze", "TOOL.md", *SIGNED, "--format", "json"), 1,
          (), json_error="freeze.invalid_plan"),
     # verify / skills
@@ -228,7 +236,8 @@ CASES = [
          2, ("must be followed by a file name",)),
     Case("call-action-md", ("call", "ACTION.md", "--workspace", "ws"), 1,
          ("no_driver", "not a file")),
-    Case("call-unknown-tool", ("call", "no.such", "--workspace", "ws"), 1, ("no_driver", "-v")),
+    Case("call-unknown-tool", ("call", "no.such", "--workspace", "ws"), 1,
+         ("call.unknown_tool", "no tool no.such")),
     # drivers
     Case("drivers-show-binary-manifest", ("drivers", "show", "broken", "--workspace", "ws"), 1,
          ("document.binary",)),

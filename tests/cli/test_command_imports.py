@@ -32,7 +32,18 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 # Never needed by a command that only reads manifests or prints.
-NETWORK_AND_UI = ["httpx", "rich", "anthropic", "openai", "mcp", "pydantic", "jinja2"]
+NETWORK_AND_UI = [
+    "httpx",
+    "rich",
+    "anthropic",
+    "openai",
+    "mcp",
+    "pydantic",
+    "jinja2",
+    "starlette",
+    "uvicorn",
+    "flightdeck.ui",
+]
 RUNTIME = [
     "asyncio",
     "cryptography",
@@ -81,8 +92,15 @@ CASES: list[tuple[str, list[str], list[str]]] = [
             ("config-path", ["config", "path", "--format", "json"]),
             ("completion", ["completion", "bash"]),
             ("audit-list", ["audit", "list", "--format", "json"]),
+            # The web server's libraries load when it starts, not for its help.
+            ("ui-help", ["ui", "--help"]),
         ]
     ],
+    (
+        "lock-check",
+        ["lock", "check", "--workspace", str(EXAMPLES / "workspace")],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.flightplan", "flightdeck.drivers._manifest"],
+    ),
 ]
 
 

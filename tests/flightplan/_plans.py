@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,19 @@ def split(text: str) -> tuple[dict[str, Any], str]:
     return data, text[end + 5 :]
 
 
+@functools.cache
+def _example() -> tuple[dict[str, Any], str]:
+    # Parsed once: PyYAML's pure-Python loader made this most of the time of
+    # every test that freezes a fresh copy of the example.
+    return split(example_text())
+
+
 def example_data() -> dict[str, Any]:
-    return copy.deepcopy(split(example_text())[0])
+    return copy.deepcopy(_example()[0])
 
 
 def example_body() -> str:
-    return split(example_text())[1]
+    return _example()[1]
 
 
 def document(data: dict[str, Any], body: str = "# Plan\n") -> Document:

@@ -91,7 +91,7 @@ def test_keys_freeze_verify_keyring_skills_end_to_end(tmp_path: Path) -> None:
     assert [(s["name"], s["version"], s["publisher"]) for s in skills] == [
         ("weekly-metrics-digest", "1.0.0", "github://acme")
     ]
-    assert skills[0]["contentHash"] == frozen["contentHash"]
+    assert skills[0]["content_hash"] == frozen["content_hash"]
 
     (Path(frozen["path"]) / "SKILL.md.sig").unlink()
     done = run("verify", "weekly-metrics-digest")

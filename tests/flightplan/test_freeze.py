@@ -82,9 +82,7 @@ def test_freeze_writes_lock_hash_and_store_files(example_file: Path, keys: KeyPa
     lock = document.data["aileron"]["lock"]
     assert lock["publisher"] == "github://acme/digests"
     assert lock["version"] == "1.0.0"
-    assert lock["resolvedCapabilitySet"] == [
-        {"name": "aws-cli", "requested": "2.x", "version": "2.22.4"}
-    ]
+    assert lock["resolvedCapabilitySet"] == ["aws-cli@2.22.4"]  # Aileron's string form
     assert lock["contentHash"] == content_hash(document.data, document.body)
     assert document.body == example_body()
 
@@ -295,3 +293,38 @@ def test_skills_store_finds_by_label_hash_prefix_and_latest(
     listed = store.list()
     assert len(listed) == 2 and {e.version for e in listed} == {"1.2.0", "1.10.0"}
     assert {e.path for e in listed} == {one.stored.path, two.stored.path}
+
+
+def test_freeze_refuses_a_tool_version_the_catalog_lacks(tmp_path: Path, keys: KeyPair) -> None:
+    """gh@2.19.1 validates (seed 003) but no catalog gh matches it: freeze says so."""
+    data = example_data()
+    data["aileron"]["environment"]["tools"] = ["gh@2.19.1"]
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(_write(tmp_path, data), signing_key=keys.private_path)
+    assert caught.value.code == "freeze.tool_unresolved"
+    assert "2.62.0" in (caught.value.hint or "")
+
+
+def test_lock_reads_capabilities_as_strings_and_as_the_older_objects() -> None:
+    from flightdeck.flightplan import Lock
+
+    lock = Lock.read(
+        {
+            "resolvedCapabilitySet": [
+                "aws-cli@2.22.4",
+                {"name": "jq", "requested": "1.x", "version": "1.7.1"},
+                "no-version",
+            ],
+            "resolvedImages": [
+                {"ref": "base", "digest": "sha256:" + "a" * 64, "localTag": "aileron/t:1"}
+            ],
+        }
+    )
+    assert lock is not None
+    assert [(c.name, c.version) for c in lock.resolved_capability_set] == [
+        ("aws-cli", "2.22.4"),
+        ("jq", "1.7.1"),
+    ]
+    assert lock.resolved_images[0].local_tag == "aileron/t:1"
+    assert lock.to_data()["resolvedCapabilitySet"] == ["aws-cli@2.22.4", "jq@1.7.1"]
+    assert lock.to_data()["resolvedImages"][0]["localTag"] == "aileron/t:1"

@@ -105,8 +105,12 @@ def _add_tool(text: str) -> Callable[[Data], None]:
 
 
 def _set_tool(text: str) -> Callable[[Data], None]:
+    return _set_tools([text])
+
+
+def _set_tools(texts: list[str]) -> Callable[[Data], None]:
     def mutate(data: Data) -> None:
-        _a(data)["environment"]["tools"] = [text]
+        _a(data)["environment"]["tools"] = texts
 
     return mutate
 
@@ -195,8 +199,8 @@ MUTATIONS: list[tuple[str, Callable[[Data], None], str]] = [
         "flightplan.llm_key_outside_seam",
     ),
     ("unknown-tool", _add_tool("curl@8"), "flightplan.unknown_tool"),
-    ("tool-version-not-in-catalog", _set_tool("aws-cli@9"), "flightplan.unknown_tool_version"),
-    ("tool-version-bad-grammar", _set_tool("aws-cli@latest"), "flightplan.unknown_tool_version"),
+    ("tool-version-bad-grammar", _set_tool("aws-cli@latest"), "flightplan.invalid_tool_version"),
+    ("environment-no-tool-no-image", _set_tools([]), "flightplan.empty_environment"),
     ("tool-without-version", _set_tool("aws-cli"), "flightplan.invalid_tool_ref"),
     ("tool-step-no-environment", _no_environment, "flightplan.tool_step_without_environment"),
     (

@@ -1,5 +1,7 @@
-"""A tamper suite over one stored version: each damage has its own code and
-never a traceback."""
+"""A tamper suite over one stored version, verified by its path: each damage
+has its own code and never a traceback (a Python error fails the test, as
+only FlightPlanError is caught). Store-level attacks verified by name, with
+a trust state that has seen the newest version, are in test_tamper_store.py."""
 
 from __future__ import annotations
 
@@ -8,10 +10,21 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
-from flightdeck.flightplan import FlightPlanError, FreezeOutcome, KeyPair, Keyring, verify_plan
+from flightdeck.flightplan import (
+    FlightPlanError,
+    FreezeOutcome,
+    KeyPair,
+    Keyring,
+    verify_plan,
+)
+from flightdeck.flightplan._canonical import jcs
+from tests.flightplan._resign import resign
 from tests.flightplan.test_trust_chain import ACME, _freeze
 
 Damage = Callable[[Path, Path], None]  # (version dir, the other version's dir)
@@ -50,6 +63,60 @@ def _symlink(name: str) -> Damage:
         os.symlink(o / name, f / name)
 
     return damage
+
+
+def _symlink_to(name: str, target: Callable[[Path, Path], Path]) -> Damage:
+    def damage(f: Path, o: Path) -> None:
+        (f / name).unlink()
+        os.symlink(target(f, o), f / name)
+
+    return damage
+
+
+def _append(name: str, text: str) -> Damage:
+    return lambda f, o: (f / name).write_text((f / name).read_text() + text)
+
+
+def _directory(name: str) -> Damage:
+    def damage(f: Path, o: Path) -> None:
+        (f / name).unlink()
+        (f / name).mkdir()
+
+    return damage
+
+
+def _bytes(name: str, raw: bytes) -> Damage:
+    return lambda f, o: (f / name).write_bytes(raw)
+
+
+def _lock_field(key: str, value: object) -> Damage:
+    # Well-formed JCS with one field changed: only the comparison with the
+    # lock inside SKILL.md (and the signed lock digest) can catch it.
+    def damage(f: Path, o: Path) -> None:
+        lock = json.loads((f / "lock.json").read_text())
+        lock[key] = value
+        (f / "lock.json").write_bytes(jcs(lock) + b"\n")
+
+    return damage
+
+
+def _resigned(edit: Callable[[dict[str, Any]], None], keys: str = "same") -> Damage:
+    def damage(f: Path, o: Path) -> None:
+        resign(f, KEYS[keys], edit)
+
+    return damage
+
+
+def _dup_step(data: dict[str, Any]) -> None:
+    data["aileron"]["steps"][1]["id"] = data["aileron"]["steps"][0]["id"]
+
+
+def _cycle(data: dict[str, Any]) -> None:
+    data["aileron"]["steps"][0]["args"]["metric_set"] = "steps.file_issue.issue"
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # json.loads raises RecursionError, not ValueError
+KEYS: dict[str, KeyPair] = {}  # filled by the fixture: "same" signs the pair, "other" not
 
 
 def _edit(name: str, old: str, new: str) -> Damage:
@@ -146,11 +213,202 @@ CASES: list[tuple[str, Damage, str]] = [
     ("meta-relabelled", _edit("meta.json", '"1.0.0"', '"9.0.0"'), ""),
     ("meta-removed", _remove("meta.json"), ""),
     ("meta-garbage", _write("meta.json", "{"), ""),
+    ("meta-a-directory", _directory("meta.json"), ""),
+    ("meta-nested-too-deep", _write("meta.json", DEEP), ""),
+    # lock.json
+    ("lock-a-directory", _directory("lock.json"), "verify.lock_missing"),
+    (
+        "lock-dangling-symlink",
+        _symlink_to("lock.json", lambda f, o: f / "gone"),
+        "verify.lock_missing",
+    ),
+    ("lock-not-utf8", _bytes("lock.json", b"\xff\xfe{}"), "verify.lock_tampered"),
+    ("lock-nested-too-deep", _write("lock.json", DEEP), "verify.lock_tampered"),
+    ("lock-integer-beyond-jcs", _write("lock.json", '{"a": 1e400}\n'), "verify.lock_tampered"),
+    ("lock-lone-surrogate", _write("lock.json", '{"a": "\\ud800"}\n'), "verify.lock_tampered"),
+    ("lock-version-edited", _lock_field("version", "9.0.0"), "verify.lock_tampered"),
+    ("lock-publisher-edited", _lock_field("publisher", "github://mallory"), "verify.lock_tampered"),
+    ("lock-trailing-newline-dropped", _truncate("lock.json", -1), "verify.lock_tampered"),
+    # SKILL.md.sig
+    ("sig-a-directory", _directory("SKILL.md.sig"), "verify.signature_missing"),
+    (
+        "sig-dangling-symlink",
+        _symlink_to("SKILL.md.sig", lambda f, o: f / "gone"),
+        "verify.signature_missing",
+    ),
+    ("sig-not-utf8", _bytes("SKILL.md.sig", b"\xff{}"), "verify.signature_malformed"),
+    ("sig-nested-too-deep", _write("SKILL.md.sig", DEEP), "verify.signature_malformed"),
+    (
+        "sig-algorithm-removed",
+        lambda f, o: _envelope(f, lambda d: d.pop("algorithm")),
+        "verify.signature_malformed",
+    ),
+    (
+        "sig-key-id-not-a-string",
+        lambda f, o: _envelope(f, lambda d: d.__setitem__("keyId", 7)),
+        "verify.public_key_mismatch",
+    ),
+    (
+        "sig-signature-removed",
+        lambda f, o: _envelope(f, lambda d: d.pop("signature")),
+        "verify.signature_invalid",
+    ),
+    (
+        "sig-signature-not-a-string",
+        lambda f, o: _envelope(f, lambda d: d.__setitem__("signature", 7)),
+        "verify.signature_invalid",
+    ),
+    (
+        "sig-content-signature-from-other-version",
+        lambda f, o: _envelope(
+            f,
+            lambda d: d.__setitem__(
+                "signature", json.loads((o / "SKILL.md.sig").read_text())["signature"]
+            ),
+        ),
+        "verify.signature_invalid",
+    ),
+    (
+        "sig-parts-edited",  # advisory digests decide nothing
+        lambda f, o: _envelope(f, lambda d: d.__setitem__("parts", [])),
+        "",
+    ),
+    # the signed statement
+    (
+        "statement-a-list",
+        lambda f, o: _envelope(f, lambda d: d.__setitem__("statement", [])),
+        "verify.statement_missing",
+    ),
+    (
+        "statement-type-removed",
+        lambda f, o: _envelope(f, lambda d: d["statement"].pop("type")),
+        "verify.statement_missing",
+    ),
+    (
+        "statement-content-hash-edited",
+        _statement("contentHash", "sha256:00"),
+        "verify.signature_invalid",
+    ),
+    (
+        "statement-lock-digest-edited",
+        _statement("lockDigest", "sha256:00"),
+        "verify.signature_invalid",
+    ),
+    ("statement-lone-surrogate", _statement("name", "\ud800"), "verify.signature_invalid"),
+    ("statement-integer-beyond-jcs", _statement("extra", 10**30), "verify.signature_invalid"),
+    (
+        "statement-time-removed",
+        lambda f, o: _envelope(f, lambda d: d["statement"].pop("signedAt")),
+        "verify.signature_invalid",
+    ),
+    (
+        "statement-signature-from-other-version",
+        lambda f, o: _envelope(
+            f,
+            lambda d: d.__setitem__(
+                "statementSignature",
+                json.loads((o / "SKILL.md.sig").read_text())["statementSignature"],
+            ),
+        ),
+        "verify.signature_invalid",
+    ),
+    (
+        "statement-signature-not-a-string",
+        lambda f, o: _envelope(f, lambda d: d.__setitem__("statementSignature", 7)),
+        "verify.signature_invalid",
+    ),
+    # signer.pub.pem
+    ("pub-a-directory", _directory("signer.pub.pem"), "verify.public_key_missing"),
+    (
+        "pub-dangling-symlink",
+        _symlink_to("signer.pub.pem", lambda f, o: f / "gone"),
+        "verify.public_key_missing",
+    ),
+    ("pub-not-utf8", _bytes("signer.pub.pem", b"\xff\xfe"), "verify.public_key_invalid"),
+    (
+        "pub-not-ed25519",
+        lambda f, o: (f / "signer.pub.pem").write_bytes(EC_PEM),
+        "verify.public_key_invalid",
+    ),
+    (
+        "pub-another-ed25519-key",
+        lambda f, o: shutil.copy(KEYS["other"].public_path, f / "signer.pub.pem"),
+        "verify.public_key_mismatch",
+    ),
+    # SKILL.md
+    ("skill-a-directory", _directory("SKILL.md"), "verify.unreadable"),
+    ("skill-removed", _remove("SKILL.md"), "verify.unreadable"),
+    (
+        "skill-dangling-symlink",
+        _symlink_to("SKILL.md", lambda f, o: f / "gone"),
+        "verify.unreadable",
+    ),
+    (
+        "skill-symlink-loop",
+        _symlink_to("SKILL.md", lambda f, o: f / "SKILL.md"),
+        "verify.unreadable",
+    ),
+    ("skill-symlink-other-version", _symlink("SKILL.md"), "verify.signature_invalid"),
+    ("skill-not-utf8", _bytes("SKILL.md", b"\xff\xfe---\n"), "verify.unreadable"),
+    ("skill-frontmatter-a-list", _write("SKILL.md", "---\n- a\n---\nbody\n"), "verify.unreadable"),
+    (
+        "skill-aileron-a-scalar",
+        _write("SKILL.md", "---\nname: x\naileron: 3\n---\n"),
+        "verify.not_frozen",
+    ),
+    (
+        "skill-content-hash-removed",
+        _edit("SKILL.md", "contentHash:", "contentHashX:"),
+        "verify.not_frozen",
+    ),
+    (
+        "skill-nested-too-deep",
+        _edit("SKILL.md", "\nname:", "\ndeep: " + "[" * 5000 + "]" * 5000 + "\nname:"),
+        "verify.unreadable",
+    ),
+    (
+        "skill-integer-beyond-jcs",
+        _edit("SKILL.md", "\nname:", "\nbig: 99999999999999999999999\nname:"),
+        "verify.frontmatter_tampered",
+    ),
+    (
+        "skill-description-edited",
+        _edit("SKILL.md", "Version 1.0.0", "Version 1.0.1"),
+        "verify.frontmatter_tampered",
+    ),
+    (
+        "skill-lock-publisher-edited",
+        _edit("SKILL.md", "github://acme/digests", "github://acme/digest"),
+        "verify.lock_tampered",
+    ),
+    ("skill-body-appended", _append("SKILL.md", "\nrm -rf /\n"), "verify.body_tampered"),
+    (
+        "skill-line-endings-crlf",
+        _edit("SKILL.md", "\n\n", "\r\n\r\n"),
+        "",
+    ),  # normalised, as specified
+    # re-signed by an attacker
+    ("resigned-invalid-plan-duplicate-step", _resigned(_dup_step), "verify.invalid_plan"),
+    ("resigned-invalid-plan-cycle", _resigned(_cycle), "verify.invalid_plan"),
+    ("resigned-by-untrusted-key", _resigned(lambda d: None, "other"), "verify.publisher_untrusted"),
+    (
+        "resigned-publisher-swapped",
+        _resigned(
+            lambda d: d["aileron"]["lock"].__setitem__("publisher", "github://mallory"), "other"
+        ),
+        "verify.publisher_untrusted",
+    ),
 ]
+EC_PEM = (
+    ec.generate_private_key(ec.SECP256R1())
+    .public_key()
+    .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+)
 
 
 @pytest.fixture
-def pair(tmp_path: Path, keys: KeyPair) -> tuple[FreezeOutcome, FreezeOutcome]:
+def pair(tmp_path: Path, keys: KeyPair, other_keys: KeyPair) -> tuple[FreezeOutcome, FreezeOutcome]:
+    KEYS.update(same=keys, other=other_keys)
     Keyring().trust(ACME, keys.public_path.read_bytes())
     return _freeze(tmp_path, keys, "1.0.0"), _freeze(tmp_path, keys, "1.1.0")
 
@@ -167,3 +425,10 @@ def test_each_damage_is_refused_with_its_code(
     with pytest.raises(FlightPlanError) as caught:
         verify_plan(str(folder))
     assert caught.value.code == code
+
+
+def test_the_suite_has_at_least_sixty_distinct_classes() -> None:
+    from tests.flightplan.test_tamper_store import STORE_CASES
+
+    names = [c[0] for c in CASES] + [c[0] for c in STORE_CASES]
+    assert len(set(names)) == len(names) >= 60

@@ -59,3 +59,12 @@ def test_entries_without_an_owner_are_ignored() -> None:
     state.check_and_record("p", "github://o", "1.0.0", "sha256:a", explicit_version=False)
     state.path.write_text('{"plans": {"q": {"version": "1.0.0"}, "p": {"owner": "github://o"}}}')
     assert [r.name for r in TrustState().records()] == ["p"]
+
+
+def test_the_decision_carries_the_new_high_water_mark() -> None:
+    state = TrustState()
+    state.check_and_record("p", "github://o", "1.0.0", "sha256:a", explicit_version=False)
+    later = state.check_and_record("p", "github://o", "1.1.0", "sha256:b", explicit_version=False)
+    assert (later.record.version, later.record.content_hash) == ("1.1.0", "sha256:b")
+    same = state.check_and_record("p", "github://o", "1.1.0", "sha256:b", explicit_version=False)
+    assert same.record == later.record and not same.first

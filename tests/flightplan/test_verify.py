@@ -62,11 +62,11 @@ def _frontmatter(folder: Path, keys: KeyPair, other: KeyPair) -> None:
 
 
 def _lock_in_skill(folder: Path, keys: KeyPair, other: KeyPair) -> None:
-    _edit(folder / "SKILL.md", "version: 2.22.4", "version: 2.13.38")
+    _edit(folder / "SKILL.md", "aws-cli@2.22.4", "aws-cli@2.13.38")
 
 
 def _lock_file(folder: Path, keys: KeyPair, other: KeyPair) -> None:
-    _edit(folder / "lock.json", '"2.22.4"', '"2.13.38"')
+    _edit(folder / "lock.json", "aws-cli@2.22.4", "aws-cli@2.13.38")
 
 
 def _swap_key(folder: Path, keys: KeyPair, other: KeyPair) -> None:

@@ -209,7 +209,7 @@ def test_cli_credential_placed_for_the_driver_and_probe_verified(tmp_path: Path)
     reply = json.loads((tmp_path / "out" / "out.json").read_text())
     assert reply["tokenSha"] == hashlib.sha256(CANARY.encode()).hexdigest()
     assert (reply["placement"], reply["kind"], reply["label"]) == ("header", "api-key", "ops")
-    assert json.loads(ok.stdout)["credentialProbes"][0]["status"] == "ok"
+    assert json.loads(ok.stdout)["credential_probes"][0]["status"] == "ok"
     assert (_marks(ws, "verify"), _marks(ws, "echo")) == (1, 1)
 
     failed = _fd(*args, "--verify-credentials", env={**env, "PROBE_FAIL": "1"})
@@ -220,7 +220,7 @@ def test_cli_credential_placed_for_the_driver_and_probe_verified(tmp_path: Path)
     assert (_marks(ws, "verify"), _marks(ws, "echo")) == (2, 1)  # no step ran
     assert "Traceback" not in failed.stderr
 
-    run_id = json.loads(ok.stdout)["runId"]
+    run_id = json.loads(ok.stdout)["run_id"]
     shown = _fd("runs", "show", run_id, "--format", "json", env=env)
     probes = [
         r for r in json.loads(shown.stdout)["audit"] if r["kind"] == "launch.credential_probe"
@@ -285,7 +285,7 @@ def test_cli_kill_mid_retry_keeps_the_finished_tries_audited(tmp_path: Path) -> 
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     listed = json.loads(_fd("runs", "list", "--format", "json", env=env).stdout)
-    shown = _fd("runs", "show", listed[0]["runId"], "--format", "json", env=env)
+    shown = _fd("runs", "show", listed[0]["run_id"], "--format", "json", env=env)
     tries = [r["fields"] for r in json.loads(shown.stdout)["audit"]]
     tries = [f for f in tries if f.get("step") == "call"]
     assert [f["attempt"] for f in tries] == [1]

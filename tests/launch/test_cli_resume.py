@@ -155,7 +155,7 @@ def _kill_when(marker: Path, args: list[str], env: dict[str, str]) -> None:
 
 def _run_id() -> str:
     listed = _fd("runs", "list", "--format", "json")
-    return str(json.loads(listed.stdout)[0]["runId"])
+    return str(json.loads(listed.stdout)[0]["run_id"])
 
 
 def test_resume_after_kill_never_repeats_a_completed_write(tmp_path: Path) -> None:
@@ -215,16 +215,16 @@ def test_cli_pending_approval_exit_code_and_runs_show(tmp_path: Path) -> None:
     )
     assert first.returncode == 3, first.stderr
     report = json.loads(first.stdout)
-    assert report["status"] == "pending-approval" and report["pendingApproval"] == ["write"]
-    text = _fd("runs", "show", report["runId"])
+    assert report["status"] == "pending-approval" and report["pending_approval"] == ["write"]
+    text = _fd("runs", "show", report["run_id"])
     assert "pending-approval" in text.stdout and "write" in text.stdout
     listed = json.loads(_fd("runs", "list", "--format", "json").stdout)
-    assert listed[0]["runId"] == report["runId"]
+    assert listed[0]["run_id"] == report["run_id"]
     assert _fd("runs", "path").stdout.strip() == report["journal"]
     done = _fd(
         "launch",
         "--resume",
-        report["runId"],
+        report["run_id"],
         "--approve",
         "write",
         "--workspace",
@@ -233,7 +233,7 @@ def test_cli_pending_approval_exit_code_and_runs_show(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "completed" in done.stdout and "audit:" in done.stdout
-    shown = json.loads(_fd("runs", "show", report["runId"], "--format", "json").stdout)
+    shown = json.loads(_fd("runs", "show", report["run_id"], "--format", "json").stdout)
     kinds = [record["kind"] for record in shown["audit"]]
     assert kinds.count("launch.action_call") == 2 and "launch.output" in kinds
     call = next(r["fields"] for r in shown["audit"] if r["kind"] == "launch.action_call")
@@ -324,7 +324,7 @@ def test_llm_example_through_a_local_openai_compatible_server(tmp_path: Path) ->
         assert first.returncode == 0, first.stderr + first.stdout
         prompt = json.dumps(server.requests[0])
         assert "api.latency_p95" in prompt and server.requests[0]["model"] == "local-model"
-        run_id = json.loads(first.stdout)["runId"]
+        run_id = json.loads(first.stdout)["run_id"]
         again = _fd(
             *args,
             "--llm-base-url",
@@ -436,7 +436,7 @@ def test_credential_canary_through_a_driver_process(tmp_path: Path) -> None:
     assert echoed["token"] == "[REDACTED]"  # the driver got it; it was scrubbed on the way out
     failed = _fd(*args, "--format", "json", env={**env, "LEAKY_FAIL": "1"})
     assert failed.returncode == 1 and json.loads(failed.stdout)["error"]["step"] == "say"
-    run_id = json.loads(failed.stdout)["runId"]
+    run_id = json.loads(failed.stdout)["run_id"]
     shown = _fd("runs", "show", run_id, "--format", "json")
     home = Path(os.environ["FLIGHTDECK_HOME"])
     blobs = [p.read_bytes() for p in [*home.rglob("*"), *tmp_path.rglob("*")] if p.is_file()]

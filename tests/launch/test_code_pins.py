@@ -187,7 +187,7 @@ def test_unchanged_code_runs_and_the_audit_carries_the_digest(ws: Path) -> None:
     assert result.warnings == []
     assert (Path(os.environ["GREET_MARKS"]) / "called").read_text() == "ada"
     [record] = [dict(r.fields) for r in run.audit.records(kind="launch.run")]
-    assert record["codePinned"] is True and record["codePins"] == {"greeter": pin["digest"]}
+    assert record["code_pinned"] is True and record["code_pins"] == {"greeter": pin["digest"]}
     calls = [dict(r.fields) for r in run.audit.records() if "connector-hash" in r.fields]
     assert calls and {c["connector-hash"] for c in calls} == {pin["digest"]}
 
@@ -243,7 +243,7 @@ def test_a_plan_frozen_without_pins_runs_with_a_warning(ws: Path) -> None:
     assert result.status == "completed" and result.warnings
     assert "code not pinned" in result.warnings[0]
     [record] = [dict(r.fields) for r in run.audit.records(kind="launch.run")]
-    assert record["codePinned"] is False
+    assert record["code_pinned"] is False
 
 
 def test_a_missing_driver_at_freeze_is_located_at_the_step(ws: Path) -> None:

@@ -182,7 +182,7 @@ def test_every_declared_audit_field_is_filled(harness: Harness, tmp_path: Path) 
     assert record["result"] == "ok"
     assert record["network-target"] == []
     launch = harness.records("launch.run")[0]
-    assert launch["unsigned"] is True and launch["contentHash"].startswith("sha256:")
+    assert launch["unsigned"] is True and launch["content_hash"].startswith("sha256:")
     outputs = harness.records("launch.output")
     assert outputs[0]["name"] == "issue.json" and len(outputs[0]["sha256"]) == 64
 

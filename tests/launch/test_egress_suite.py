@@ -202,7 +202,7 @@ def test_no_escape_to_undeclared_loopback_servers(
     assert result.error.code == "egress_denied"
     record = harness.records("launch.tool_network")[0]
     assert record["contacted"] == []
-    assert record["allowedEndpoints"] == sorted([declared, "localhost:443", "localhost:80"])
+    assert record["allowed_endpoints"] == sorted([declared, "localhost:443", "localhost:80"])
     decisions = record["decisions"]
     assert decisions and all(d["decision"] in ("denied", "malformed") for d in decisions)
     by_target = {(d["method"], d["target"]): d for d in decisions}

@@ -239,7 +239,7 @@ def test_tool_versions_are_checked_inside_the_image(
     if status == "completed":
         assert (tmp_path / "out" / "report.txt").read_text() == "jq . ran in the image\n"
         record = harness.records("launch.tool_network")[0]
-        assert record["toolVersion"] == {"tool": "jq", "version": "1.7.1"}
+        assert record["tool_version"] == {"tool": "jq", "version": "1.7.1"}
     else:
         assert result.error is not None and result.error.code == "tool.version_mismatch"
         assert "1.6" in result.error.message

@@ -157,5 +157,5 @@ def test_source_input_one_call_and_select() -> None:
     resolved = asyncio.run(resolve_inputs(plan, {}, clock=lambda: CLOCK, read_source=read))
     assert resolved.values == {"m": ["a", "b"]} and calls == ["m"]
     read_record = resolved.source_reads[0]
-    assert read_record["actionRef"] == "aileron:m.list"
-    assert read_record["resultHash"].startswith("sha256:")
+    assert read_record["action_ref"] == "aileron:m.list"
+    assert read_record["result_hash"].startswith("sha256:")

@@ -30,7 +30,7 @@ def test_file_map_entry_is_materialized(tmp_path: Path) -> None:
     entry = {"path": "o.txt", "mimeType": "text/plain", "encoding": "utf-8", "content": "hi"}
     made = materialize(_out(), [entry], tmp_path)
     assert (tmp_path / "o.txt").read_text() == "hi"
-    assert made.record["bytes"] == 2 and made.record["mimeType"] == "text/plain"
+    assert made.record["bytes"] == 2 and made.record["mime_type"] == "text/plain"
 
 
 def test_mime_mismatch_fails_the_output(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_seam_renders_prompt_from_bindings(harness: Harness, tmp_path: Path) -> 
     assert request.model == "m1"
     assert request.messages[0].content[0].text == "Write about cats."  # type: ignore[union-attr]
     seam = harness.records("launch.llm_seam")[0]
-    assert seam["replayed"] is False and seam["promptSha256"].startswith("sha256:")
+    assert seam["replayed"] is False and seam["prompt_sha256"].startswith("sha256:")
 
 
 def test_seam_without_provider_says_how_to_configure(harness: Harness, tmp_path: Path) -> None:
@@ -191,4 +191,4 @@ def test_replay_reuses_recorded_seam_outputs(harness: Harness, tmp_path: Path) -
     assert (tmp_path / "again" / "summary.md").read_text() == "first answer"
     assert harness.provider.requests == []  # type: ignore[attr-defined]
     assert harness.records("launch.llm_seam")[-1]["replayed"] is True
-    assert harness.records("launch.run")[-1]["replayOf"] == first.run_id
+    assert harness.records("launch.run")[-1]["replay_of"] == first.run_id

@@ -40,7 +40,8 @@ def test_records_go_to_the_sink_the_contract_names(harness: Harness, tmp_path: P
     assert [line["kind"] for line in lines] == ["launch.action_call"]
     assert lines[0]["fields"]["sink"] == "audit/reads"
     kinds = [r.kind for r in harness.audit.records()]
-    assert kinds == ["launch.run", "launch.action_call", "launch.finish"]
+    # run.finished is a lifecycle event after the finish record.
+    assert kinds == ["launch.run", "launch.action_call", "launch.finish", "lifecycle.event"]
 
 
 def test_sink_specs() -> None:

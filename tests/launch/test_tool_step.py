@@ -125,7 +125,7 @@ def test_no_sandbox_refuses_unless_flag(
     allowed = harness.run(plan, settings=StepSettings(no_sandbox=True))
     assert allowed.status == "completed", allowed.error
     assert (tmp_path / "out" / "report.txt").read_text() == "world; rm -rf /"
-    assert harness.records("launch.run")[-1]["noSandbox"] is True
+    assert harness.records("launch.run")[-1]["no_sandbox"] is True
     assert harness.records("launch.tool_network")[-1]["sandbox"] == "none"
 
 
@@ -218,7 +218,7 @@ def test_tool_network_only_sealed_hosts_through_proxy(harness: Harness, tmp_path
     assert report == {"allowed": "hello from the host", "direct": "blocked"}
     first = harness.records("launch.tool_network")[0]
     assert first["contacted"] == [f"127.0.0.1:{port}"] and first["denied"] == []
-    assert first["allowedHosts"] == [f"127.0.0.1:{port}"]
+    assert first["allowed_hosts"] == [f"127.0.0.1:{port}"]
     assert denied.status == "failed" and denied.error is not None
     assert denied.error.code == "egress_denied"
     assert "denied.example.invalid" in denied.error.message

@@ -172,3 +172,83 @@ def test_transform_clock_is_the_frozen_launch_time(harness: Harness, tmp_path: P
     assert result.status == "completed"
     memo = {s.step_id: s.result["outputs"]["o"] for s in harness.journal.steps(result.run_id)}
     assert memo["a"] == memo["b"] == memo["c"] == seen[0]
+
+
+def test_html_render_turns_markdown_into_sanitized_html() -> None:
+    render = get_transform("html-render")
+    html = render({"markdown": "# Digest\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n*ok*"}, CTX)
+    assert "<h1>Digest</h1>" in html and "<td>1</td>" in html and "<em>ok</em>" in html
+    assert render({"body": "plain"}, CTX) == "<p>plain</p>\n"  # the single binding
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "<script>alert(1)</script>",
+        '<img src=x onerror="alert(1)">',
+        "[x](javascript:alert(1))",
+        '<a href="javascript:alert(1)">x</a>',
+        "<style>body{}</style>",
+        "[x](<javascript:alert(1)>)",
+        "[x]: javascript:alert(1)\n\n[y][x]",
+        "![x](data:text/html;base64,PHNjcmlwdD4=)",
+    ],
+)
+def test_html_render_leaves_nothing_executable(markdown: str) -> None:
+    from html.parser import HTMLParser
+
+    found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.append((tag, attrs))
+
+    html = get_transform("html-render")({"markdown": markdown}, CTX)
+    Collect().feed(html)
+    for tag, attrs in found:
+        assert tag not in ("script", "style", "iframe", "object"), html
+        for name, value in attrs:
+            assert not name.startswith("on"), html
+            assert not (value or "").strip().lower().startswith(("javascript:", "data:")), html
+    assert html.strip(), "the text is kept, as text"
+
+
+def test_html_render_links_are_noopener_and_needs_text() -> None:
+    render = get_transform("html-render")
+    html = render({"markdown": "[site](https://example.com)"}, CTX)
+    assert 'href="https://example.com"' in html and 'rel="noopener noreferrer"' in html
+    with pytest.raises(LaunchError) as caught:
+        render({"markdown": 7}, CTX)
+    assert caught.value.code == "transform.bindings"
+
+
+def test_lint_knows_every_builtin_transform() -> None:
+    from flightdeck.flightplan import builtin_transforms
+    from flightdeck.launch import transform_names
+
+    assert set(builtin_transforms()) <= set(transform_names())
+    assert {"identity", "template", "csv", "json", "select", "html-render"} == set(
+        builtin_transforms()
+    )
+
+
+def test_html_render_runs_in_a_plan_under_the_deny_all_policy(
+    harness: Harness, tmp_path: Path
+) -> None:
+    plan = write_plan(
+        tmp_path,
+        inputs=[{"name": "md", "type": "string", "resolution": {"rule": "literal"}}],
+        steps=[
+            {
+                "id": "page",
+                "kind": "transform",
+                "transform": "html-render",
+                "bindings": {"markdown": "inputs.md"},
+                "outputs": ["html"],
+            }
+        ],
+    )
+    result = harness.run(plan, inputs={"md": "**hi** <b onclick=x>"})
+    assert result.status == "completed", result.error
+    html = harness.journal.steps(result.run_id)[0].result["outputs"]["html"]
+    assert html == "<p><strong>hi</strong> &lt;b onclick=x&gt;</p>\n"

@@ -119,7 +119,7 @@ def test_source_read_with_write_effect_needs_approval(harness: Harness, tmp_path
     assert caught.value.code == "approval.required" and "inputs.names" in (caught.value.hint or "")
     result = harness.run(plan, approve=["inputs.names"])
     assert result.status == "completed"
-    read = harness.records("launch.run")[-1]["sourceReads"][0]
+    read = harness.records("launch.run")[-1]["source_reads"][0]
     assert read["input"] == "names" and read["select"] == "names"
     assert harness.journal.run(result.run_id).inputs == {"names": ["a"]}  # type: ignore[union-attr]
 

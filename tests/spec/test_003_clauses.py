@@ -190,3 +190,25 @@ def test_seed003_publish_path_is_required_when_target_is_file() -> None:
     ]
     none_target = _schema(lambda d: d["aileron"]["outputs"][0].update(publish={"target": "none"}))
     assert none_target == []
+
+
+def test_seed003_present_environment_must_declare_tools_or_image() -> None:
+    """environment: 'A present block must declare at least one of the two.' `tools: []`
+    passes the schema (the seed's outline uses it), so lint reports it."""
+    no_tools = _lint_errors(lambda d: d["aileron"]["environment"].update(tools=[]))
+    assert ("flightplan.empty_environment", "/aileron/environment") in no_tools
+    with_image = _lint_errors(
+        lambda d: d["aileron"]["environment"].update(tools=[], image="registry.example.com/b:1")
+    )
+    assert "flightplan.empty_environment" not in {code for code, _ in with_image}
+
+
+@pytest.mark.parametrize("version", ["2", "2.x", "2.19.1"])
+def test_seed003_loose_tool_versions_all_validate(version: str) -> None:
+    """environment.tools: 'The version grammar is deliberately loose (2, 2.x, and 2.19.1
+    all validate) and freeze resolves it against the catalog.' gh has no 2.19.1 in the
+    catalog: that is freeze's concern, not validation's."""
+    for ref in (f"aws-cli@{version}", f"gh@{version}"):
+        errors = _lint_errors(lambda d, r=ref: d["aileron"]["environment"].update(tools=[r]))
+        assert errors == [], (ref, errors)
+    assert _schema(lambda d: d["aileron"]["environment"].update(tools=[f"gh@{version}"])) == []

@@ -8,7 +8,8 @@
 
 Errors are values with codes: `ActionDefinitionError` (diagnostics),
 `ActionRefError` (`action_ref_unresolvable` / `action_trust_downgrade`, with
-what was tried). `check_document` is the hook `flightdeck validate` calls.
+what was tried). `check_document` is the hook `flightdeck validate` calls;
+`lock_workspace` is what `flightdeck lock` calls.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ if _typing.TYPE_CHECKING:
     )
     from flightdeck.actions._refs import ActionRef, parse_action_ref
     from flightdeck.actions._resolve import ActionResolver, Resolution, resolve_action_ref
+    from flightdeck.actions._workspace_lock import LockDrift, LockMode, LockReport, lock_workspace
 
 _LAZY: dict[str, tuple[str, str]] = {
     "APPROVAL_RANKS": ("flightdeck.actions._approval", "RANKS"),
@@ -87,6 +89,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ActionResolver": ("flightdeck.actions._resolve", "ActionResolver"),
     "Resolution": ("flightdeck.actions._resolve", "Resolution"),
     "resolve_action_ref": ("flightdeck.actions._resolve", "resolve_action_ref"),
+    "LockDrift": ("flightdeck.actions._workspace_lock", "LockDrift"),
+    "LockMode": ("flightdeck.actions._workspace_lock", "LockMode"),
+    "LockReport": ("flightdeck.actions._workspace_lock", "LockReport"),
+    "lock_workspace": ("flightdeck.actions._workspace_lock", "lock_workspace"),
 }
 
 
@@ -107,7 +113,10 @@ __all__ = [
     "Implementation",
     "Library",
     "Lock",
+    "LockDrift",
     "LockEntry",
+    "LockMode",
+    "LockReport",
     "MergedView",
     "NarrowingResult",
     "Requires",
@@ -124,6 +133,7 @@ __all__ = [
     "is_approval",
     "library_search_path",
     "load_action",
+    "lock_workspace",
     "parse_action_ref",
     "resolve_action_ref",
 ]

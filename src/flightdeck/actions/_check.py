@@ -44,8 +44,8 @@ class CheckContext:
     `libraries` are the `--library` flags; the environment variable and the
     workspace's `[library] paths` are appended unless `extend_search_path`
     is false. `lock` defaults to `<workspace>/flightdeck.lock` when the
-    workspace has a flightdeck.toml, a flightdeck.lock or a WORKSPACE.md
-    (so validating a stray folder never creates a lock file there).
+    workspace has a flightdeck.toml, a flightdeck.lock or a WORKSPACE.md.
+    The lock is read, never written: `flightdeck lock` owns the file.
     """
 
     workspace: Path | None = None
@@ -89,6 +89,15 @@ def resolve_for(
     try:
         found = context.resolver().resolve(ref, base_dir=base_dir)
     except ActionRefError as exc:
+        if exc.at is not None:
+            # One mistake, one diagnostic: the implementor points at the
+            # invalid action's own file:line, where the fix goes.
+            at = exc.at
+            hint = "fix that ACTION.md; this implementor is checked against it once it is valid"
+            located = Diagnostic(
+                exc.code, exc.reason, file=at.file, line=at.line, column=at.column, hint=hint
+            )
+            return None, [located]
         return None, [Diagnostic(exc.code, str(exc), Severity.ERROR, pointer=pointer)]
     except ActionDefinitionError as exc:  # an invalid inline action
         inline = pointer_join(pointer, "inline")
@@ -188,16 +197,6 @@ def check_document(document: Document, context: CheckContext) -> list[Diagnostic
         diags = _check_driver(document, context)
     else:
         return []
-    if context.lock is not None:
-        try:
-            context.lock.save()
-        except OSError as exc:
-            diags.append(
-                Diagnostic(
-                    "action_lock_unwritable",
-                    f"cannot write {context.lock.path}: {exc}",
-                    Severity.WARNING,
-                )
-            )
+    # The lock is only read here (trust downgrades); `flightdeck lock` writes it.
     path = str(document.path) if document.path else None
     return list(locate(diags, path, document.source_map))

@@ -5,9 +5,11 @@ ActionDefinitionError   define_action / load_action refused a definition;
                         action.description_too_long, action.invalid_risk_level,
                         action.unknown_approval_class, ...)
 ActionRefError          a reference could not be resolved: code
-                        `action_ref_unresolvable` (AIP-39), or
+                        `action_ref_unresolvable` (AIP-39; when the ref
+                        finds an ACTION.md that is invalid, the message says
+                        so and `at` locates its first problem), or
                         `action_trust_downgrade` under strict resolution;
-                        `tried` lists every place looked at, in order
+                        `tried` lists every place looked at
 TrustDowngradeWarning   (a Warning) the locked sha256 of a ref changed
 """
 
@@ -34,10 +36,17 @@ class ActionDefinitionError(ValueError):
 
 class ActionRefError(LookupError):
     def __init__(
-        self, ref: str, message: str, tried: Sequence[str] = (), *, code: str = UNRESOLVABLE
+        self,
+        ref: str,
+        message: str,
+        tried: Sequence[str] = (),
+        *,
+        code: str = UNRESOLVABLE,
+        at: Diagnostic | None = None,
     ) -> None:
         self.code = code
         self.ref = ref
+        self.at = at
         self.reason = message
         self.tried = tuple(tried)
         text = f"{code}: {ref!r}: {message}"

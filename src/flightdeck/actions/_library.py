@@ -55,7 +55,7 @@ class Library:
         return None
 
 
-def _frontmatter(path: Path) -> Mapping[str, Any]:
+def frontmatter(path: Path) -> Mapping[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -71,7 +71,7 @@ def _frontmatter(path: Path) -> Mapping[str, Any]:
 
 
 def _declared_names(workspace_md: Path) -> list[str]:
-    data = _frontmatter(workspace_md)
+    data = frontmatter(workspace_md)
     names: list[str] = []
     ident = data.get("id")
     if isinstance(ident, str) and ident.startswith("@") and ident.count("/") >= 1:

@@ -6,11 +6,13 @@ dependency), sorted keys, one entry per ref key:
     {"version": 1,
      "actions": {"@agentik/actions-standard/storage-commit":
                    {"id": "storage:commit", "version": "1.0.0",
-                    "sha256": "...", "source": "/abs/.actions/storage-commit/ACTION.md"}}}
+                    "sha256": "...", "source": "vendor/std/.actions/storage-commit/ACTION.md"}}}
 
-Trust on first use: a ref seen for the first time is recorded. A later
-resolution to different content is a trust downgrade: the old entry is
-kept (so the warning repeats until someone re-locks on purpose).
+`source` is relative to the lock's folder (the workspace), so the file
+travels between machines; it is informational, the sha256 is what counts.
+`flightdeck lock` (create, update, check) is the only writer of a workspace's
+lock; `validate` reads it to report trust downgrades and never writes it.
+A later resolution to different content is a trust downgrade.
 """
 
 from __future__ import annotations
@@ -54,6 +56,27 @@ class Lock:
     @classmethod
     def for_workspace(cls, workspace: Path) -> Lock:
         return cls(workspace / LOCK_FILE)
+
+    @classmethod
+    def empty(cls, path: str | Path) -> Lock:
+        """A lock that ignores what is on disk: for recording a fresh resolution."""
+        lock = cls(path)
+        lock._entries = {}
+        return lock
+
+    def relative(self, source: Path | str | None) -> str:
+        """`source` relative to the lock's folder, '/'-separated."""
+        if not source:
+            return ""
+        rel = os.path.relpath(Path(source).resolve(), self.path.parent.resolve())
+        return Path(rel).as_posix()
+
+    def write(self, entries: dict[str, LockEntry]) -> None:
+        """Replace the file with exactly `entries` (atomic)."""
+        with self._mutex:
+            self._entries = dict(entries)
+            self._write(self._entries)
+            self._dirty = False
 
     def _load(self) -> dict[str, LockEntry]:
         if self._entries is None:
@@ -103,16 +126,18 @@ class Lock:
                 return False
             # Keep entries another process wrote since we loaded (last writer must not drop them).
             on_disk = Lock(self.path)._load()
-            merged = {**on_disk, **self._entries}
-            body = {
-                "version": 1,
-                "actions": {k: v.to_dict() for k, v in sorted(merged.items())},
-            }
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".flightdeck.lock.", dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(body, fh, indent=2, sort_keys=True)
-                fh.write("\n")
-            os.replace(tmp, self.path)
+            self._write({**on_disk, **self._entries})
             self._dirty = False
             return True
+
+    def _write(self, entries: dict[str, LockEntry]) -> None:
+        body = {
+            "version": 1,
+            "actions": {k: v.to_dict() for k, v in sorted(entries.items())},
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".flightdeck.lock.", dir=self.path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(body, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, self.path)

@@ -20,11 +20,12 @@ import semantic_version
 from flightdeck.actions._define import ActionHandle, define_action
 from flightdeck.actions._errors import (
     TRUST_DOWNGRADE,
+    UNRESOLVABLE,
     ActionDefinitionError,
     ActionRefError,
     TrustDowngradeWarning,
 )
-from flightdeck.actions._library import Library, discover_all
+from flightdeck.actions._library import Library, discover_all, frontmatter
 from flightdeck.actions._load import action_file, load_action
 from flightdeck.actions._lock import Lock, LockEntry
 from flightdeck.actions._refs import ActionRef, parse_action_ref
@@ -93,7 +94,7 @@ class ActionResolver:
         try:
             return load_action(file)
         except ActionDefinitionError as exc:
-            tried.append(f"{file}: not a valid action ({', '.join(exc.codes)})")
+            raise _invalid(ref, file, exc) from None
         except OSError as exc:
             tried.append(f"{file}: unreadable ({exc.strerror})")
         raise ActionRefError(ref.raw, "the action file is not usable", tried)
@@ -155,25 +156,37 @@ class ActionResolver:
         if not self.libraries:
             tried.append(_NO_LIBRARIES)
         for label, root in places:
-            found = self._scan_for_id(root, slug, ref.action_id)
+            found = self._scan_for_id(ref, root, slug)
             if found is not None:
                 return self._load(ref, found, tried), f"id:{ref.action_id}"
             tried.append(f"{label} {root}: no .actions/**/ACTION.md with id {ref.action_id}")
         raise ActionRefError(ref.raw, f"no action with id {ref.action_id}", tried)
 
-    def _scan_for_id(self, root: Path, slug: str, action_id: str) -> Path | None:
+    def _scan_for_id(self, ref: ActionRef, root: Path, slug: str) -> Path | None:
+        """The valid ACTION.md declaring `ref.action_id`. An invalid one that
+        declares it (or sits at its slug) is the answer when no valid one
+        does: the implementor then says "action X is invalid" and points at
+        the file, instead of "no ACTION.md with id X" while the file is there."""
         base = root / ".actions"
         if not base.is_dir():
             return None
         direct = base / slug / "ACTION.md"
         candidates = [direct] if direct.is_file() else []
         candidates += [p for p in sorted(base.rglob("ACTION.md")) if p != direct]
+        invalid: tuple[Path, ActionDefinitionError] | None = None
         for path in candidates:
             try:
-                if load_action(path).id == action_id:
+                if load_action(path).id == ref.action_id:
                     return path
-            except (ActionDefinitionError, OSError):
+            except ActionDefinitionError as exc:
+                if invalid is None and (
+                    path == direct or frontmatter(path).get("id") == ref.action_id
+                ):
+                    invalid = (path, exc)
+            except OSError:
                 continue
+        if invalid is not None:
+            raise _invalid(ref, *invalid)
         return None
 
     # -- trust ----------------------------------------------------------------
@@ -183,7 +196,9 @@ class ActionResolver:
     ) -> tuple[Diagnostic, ...]:
         if self.lock is None or key is None:
             return ()
-        entry = LockEntry(action.id, action.version, action.sha256, str(action.source or ""))
+        entry = LockEntry(
+            action.id, action.version, action.sha256, self.lock.relative(action.source)
+        )
         old = self.lock.observe(key, entry, relock=self.relock)
         if old is None:
             return ()
@@ -198,9 +213,24 @@ class ActionResolver:
                 TRUST_DOWNGRADE,
                 message,
                 Severity.WARNING,
-                hint="review the change, then re-lock (remove the entry from flightdeck.lock)",
+                hint="review the change, then re-lock with 'flightdeck lock update'",
             ),
         )
+
+
+def _invalid(ref: ActionRef, file: Path, exc: ActionDefinitionError) -> ActionRefError:
+    first = exc.diagnostics[0] if exc.diagnostics else None
+    detail = f"{first.code}: {first.message}" if first else "invalid"
+    if first is not None and first.file is None:
+        first = Diagnostic(first.code, first.message, file=str(file))
+    count = len(exc.diagnostics)
+    more = f" (and {count - 1} more problem{'s' if count > 2 else ''})" if count > 1 else ""
+    return ActionRefError(
+        ref.raw,
+        f"action {ref.raw} is invalid: {detail}{more}",
+        [f"{file}: not a valid action ({', '.join(exc.codes)})"],
+        at=first or Diagnostic(UNRESOLVABLE, "invalid", file=str(file)),
+    )
 
 
 def _in_range(version: str, spec: str) -> bool:

@@ -23,15 +23,18 @@ _COMMANDS: dict[str, str] = {
     "inspect": "flightdeck.cli.inspect:inspect",
     "schema": "flightdeck.cli.schema:schema",
     "lint": "flightdeck.cli.lint:lint",
+    "lock": "flightdeck.cli.lock:lock",
     "graph": "flightdeck.cli.graph:graph",
     "freeze": "flightdeck.cli.freeze:freeze",
     "verify": "flightdeck.cli.verify:verify",
+    "sign": "flightdeck.cli.sign:sign",
     "keys": "flightdeck.cli.keys:keys",
     "keyring": "flightdeck.cli.keyring:keyring",
     "skills": "flightdeck.cli.skills:skills",
     "launch": "flightdeck.cli.launch:launch",
     "runs": "flightdeck.cli.runs:runs",
     "images": "flightdeck.cli.images:images",
+    "ui": "flightdeck.cli.ui:ui",
 }
 
 
@@ -64,4 +67,12 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point. Usage errors exit 2 (click's convention)."""
-    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="flightdeck")
+    from flightdeck.cli._render import color_choice
+
+    # The root context's `color` is inherited by every subcommand's, and
+    # click.echo strips or keeps ANSI codes by it.
+    cli.main(
+        args=argv if argv is not None else sys.argv[1:],
+        prog_name="flightdeck",
+        color=color_choice(),
+    )

@@ -43,7 +43,7 @@ def _parse_input(raw: str) -> Any:
 
 def _fail(error: dict[str, Any], fmt: str) -> None:
     if fmt == "json":
-        click.echo(json.dumps({"error": error}))
+        click.echo(json.dumps({"ok": False, "error": error}))
     else:
         where = f" ({error['file']}:{error.get('line', '')})" if error.get("file") else ""
         click.echo(f"error: {error['code']}: {error['message']}{where}", err=True)
@@ -153,6 +153,20 @@ def call(
     if choice.driver is None:
         if choice.refusal is not None:
             _fail(choice.refusal.to_dict(), fmt)
+        if choice.known_tools is not None and not tool.endswith(".md") and "/" not in tool:
+            known = ", ".join(choice.known_tools)
+            _fail(
+                {
+                    "code": "call.unknown_tool",
+                    "message": f"no tool {tool}: no driver in {workspace}/.drivers implements it",
+                    "hint": f"known tools: {known}"
+                    if known
+                    else "the workspace has no drivers; pass --workspace DIR (a folder"
+                    " with .drivers/*/DRIVER.md)",
+                    "details": choice.to_dict(),
+                },
+                fmt,
+            )
         _fail(
             {
                 "code": "no_driver",

@@ -66,14 +66,29 @@ def list_drivers(workspace: Path, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
+    if not rows:
+        click.echo(f"no drivers in {workspace}/.drivers")
+        return
+    from flightdeck.cli._render import print_table
+
+    print_table(
+        ["runnable", "driver", "kind", "package", "policy tags"],
+        [
+            (
+                "✓" if r["runnable"] else "✗",
+                r["id"],
+                r["kind"],
+                r["package"],
+                ",".join(r["policy_tags"] or []),
+            )
+            for r in rows
+        ],
+    )
+    # Notes are whole sentences (why a driver cannot run): below the table,
+    # where a narrow terminal does not cut them.
     for row in rows:
-        mark = "✓" if row["runnable"] else "✗"
-        tags = ",".join(row["policy_tags"] or [])
-        click.echo(
-            f"{mark} {row['id']:<24} {row['kind'] or '?':<8} {row['package'] or '':<20} {tags}"
-        )
         if row["note"]:
-            click.echo(f"    {row['note']}")
+            click.echo(f"{row['id']}: {row['note']}")
 
 
 def _unloadable(workspace: Path, driver_id: str) -> tuple[Path, Diagnostic] | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from flightdeck.cli._passphrase import passphrase_fd_option, passphrase_source
 from flightdeck.cli._render import fail
 from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
 
@@ -27,6 +28,7 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
     metavar="HOST[:PORT]",
     help="Registry spoken to over plain http (loopback registries always are).",
 )
+@passphrase_fd_option
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),
@@ -47,6 +49,7 @@ def freeze(
     publisher: str | None,
     version: str | None,
     insecure: tuple[str, ...],
+    passphrase_fd: int | None,
     workspace: Path,
     unpinned: bool,
     fmt: str,
@@ -63,6 +66,10 @@ def freeze(
       flightdeck freeze SKILL.md --publisher github://acme/plans --version 1.1.0
       flightdeck freeze plans/digest/SKILL.md --workspace ~/work/metrics --version 1.2.0
     """
+    try:
+        passphrase = passphrase_source(passphrase_fd)
+    except FlightPlanError as exc:
+        fail(exc, fmt)
     from flightdeck.launch import LaunchError, code_resolver
 
     resolver = OciResolver(insecure_hosts=frozenset(insecure))
@@ -73,6 +80,7 @@ def freeze(
             publisher=publisher,
             version=version,
             resolver=resolver,
+            passphrase=passphrase,
             code=None if unpinned else code_resolver(workspace.resolve()),
         )
     except (FlightPlanError, LaunchError) as exc:  # LaunchError: a bad flightdeck.toml
@@ -91,3 +99,13 @@ def freeze(
         click.echo(f"  code of {pin['driver']} pinned: {pin['digest']} ({pin['location']})")
     if unpinned:
         click.echo("warning: driver code not pinned (--no-code-pins); launch will say so", err=True)
+    if outcome.key_pinned:
+        click.echo(
+            f"  no publisher: pinned signing key {outcome.frozen.signature.key_id} "
+            f"for {entry.name} in the keyring"
+        )
+    for warning in outcome.warnings:
+        text = f"warning: {warning['message']} [{warning['code']}]"
+        click.echo(click.style(text, fg="yellow"), err=True)
+        if warning["hint"]:
+            click.echo(f"hint: {warning['hint']}", err=True)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import json
 from pathlib import Path
 
 import click
 
-from flightdeck.flightplan import FlightPlanError, generate_keys
+from flightdeck.cli._passphrase import passphrase_fd_option, passphrase_source
+from flightdeck.cli._render import fail
+from flightdeck.flightplan import FlightPlanError, generate_keys, resolve_passphrase
 
 
 @click.group()
@@ -27,30 +29,45 @@ def keys() -> None:
 @click.option(
     "--encrypt",
     is_flag=True,
-    help="Encrypt the private key (PKCS#8) with a passphrase from "
-    "FLIGHTDECK_KEY_PASSPHRASE or a prompt.",
+    help="Encrypt the private key (PKCS#8) with a passphrase from --passphrase-fd, "
+    "FLIGHTDECK_KEY_PASSPHRASE or a prompt (on a terminal).",
 )
-def generate(out: Path, name: str, encrypt: bool) -> None:
+@passphrase_fd_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def generate(out: Path, name: str, encrypt: bool, passphrase_fd: int | None, fmt: str) -> None:
     """Write a PEM Ed25519 key pair: NAME.key (private, mode 0600) and NAME.pub.
 
     \b
     Example:
       flightdeck keys generate --out ~/.config/flightdeck/keys
+      flightdeck keys generate --name acme --format json
     """
     try:
-        pair = generate_keys(out, name, _passphrase() if encrypt else None)
+        phrase = _passphrase(passphrase_fd) if encrypt else None
+        pair = generate_keys(out, name, phrase)
     except FlightPlanError as exc:
-        click.echo(exc.describe(), err=True)
-        raise SystemExit(1) from None
+        fail(exc, fmt)
+    if fmt == "json":
+        data = {
+            "ok": True,
+            "private_key": str(pair.private_path),
+            "public_key": str(pair.public_path),
+            "key_id": pair.key_id,
+        }
+        click.echo(json.dumps(data, indent=2))
+        return
     click.echo(f"private key: {pair.private_path} (keep it secret)")
     click.echo(f"public key:  {pair.public_path}")
     click.echo(f"key id:      {pair.key_id}")
 
 
-def _passphrase() -> bytes:
-    phrase = os.environ.get("FLIGHTDECK_KEY_PASSPHRASE") or click.prompt(
-        "passphrase", hide_input=True, confirmation_prompt=True
-    )
-    if not phrase:
-        raise click.UsageError("an empty passphrase encrypts nothing")
-    return str(phrase).encode("utf-8")
+def _passphrase(fd: int | None) -> bytes:
+    phrase = resolve_passphrase(passphrase_source(fd, confirm=True))
+    if phrase is None:
+        raise FlightPlanError(
+            "keys.passphrase_needed",
+            "--encrypt needs a passphrase and none was given",
+            hint="pass --passphrase-fd N, set FLIGHTDECK_KEY_PASSPHRASE, "
+            "or run on a terminal to be asked",
+        )
+    return phrase

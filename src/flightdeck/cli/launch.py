@@ -16,7 +16,7 @@ import click
 
 from flightdeck.audit import AuditStoreError
 from flightdeck.cli._params import utf8_text
-from flightdeck.cli._render import fail
+from flightdeck.cli._render import console, fail
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
     Approvals,
@@ -66,41 +66,60 @@ def _decisions(accept: tuple[str, ...], retry: tuple[str, ...]) -> ResumeDecisio
 
 
 class _Progress:
-    """A live step table on a terminal; prompts pause it."""
+    """A live step table on a terminal; prompts pause it.
+
+    The live display is transient: stopping it (for a prompt or a message)
+    erases it, so neither an empty table before the first step nor a stale
+    copy above a prompt stays on screen. It starts at the first step row,
+    restarts below whatever a pause printed, and the final table is printed
+    once when the run ends.
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.rows: dict[str, str] = {}
         self.live: Any = None
+        self.paused = False
         self.run_id: str | None = None
 
     def __enter__(self) -> _Progress:
-        if self.enabled:
-            from rich.live import Live
-
-            self.live = Live(self._table(), refresh_per_second=8, transient=False)
-            self.live.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop()
+        if self.enabled and self.rows:
+            console().print(self._table())
+
+    def _start(self) -> None:
+        if not self.enabled or self.paused or not self.rows or self.live is not None:
+            return
+        from rich.live import Live
+
+        self.live = Live(self._table(), console=console(), refresh_per_second=8, transient=True)
+        self.live.start()
+
+    def _stop(self) -> None:
         if self.live is not None:
             self.live.stop()
+            self.live = None
 
     def _table(self) -> Any:
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(show_header=True, header_style="bold")
         table.add_column("step")
         table.add_column("status")
         marks = {
-            "completed": "[green]✓ completed",
-            "failed": "[red]✗ failed",
-            "running": "[cyan]… running",
-            "pending-approval": "[yellow]⏸ pending approval",
-            "blocked": "[dim]– blocked",
+            "completed": ("✓ completed", "green"),
+            "failed": ("✗ failed", "red"),
+            "running": ("… running", "cyan"),
+            "pending-approval": ("⏸ pending approval", "yellow"),
+            "blocked": ("– blocked", "dim"),
         }
         for step, status in self.rows.items():
-            table.add_row(step, marks.get(status, status))
+            text, style = marks.get(status, (status, ""))
+            table.add_row(Text(step), Text(text, style=style))
         return table
 
     def event(self, event: LaunchEvent) -> None:
@@ -112,6 +131,8 @@ class _Progress:
             self.rows[event.step_id] = event.status
             if self.live is not None:
                 self.live.update(self._table())
+            else:
+                self._start()
 
     def _probe(self, event: LaunchEvent) -> None:
         message = event.detail.get("message", "")
@@ -126,12 +147,12 @@ class _Progress:
         self.resume()
 
     def pause(self) -> None:
-        if self.live is not None:
-            self.live.stop()
+        self.paused = True
+        self._stop()
 
     def resume(self) -> None:
-        if self.live is not None:
-            self.live.start()
+        self.paused = False
+        self._start()
 
 
 @click.command()
@@ -200,6 +221,12 @@ class _Progress:
 @click.option("--llm-provider", help="anthropic | openai (env FLIGHTDECK_LLM_PROVIDER).")
 @click.option("--llm-model", help="Model for llm-seam steps without their own.")
 @click.option("--llm-base-url", help="OpenAI-compatible base URL (local servers).")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Verify, resolve inputs, drivers, credentials and approvals, and print what would run;"
+    " nothing runs and no run is recorded.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def launch(
     target: str | None,
@@ -220,6 +247,7 @@ def launch(
     llm_provider: str | None,
     llm_model: str | None,
     llm_base_url: str | None,
+    dry_run: bool,
     fmt: str,
 ) -> None:
     """Verify a Flight Plan, resolve its inputs once, run its step graph with
@@ -233,6 +261,7 @@ def launch(
       flightdeck launch --resume run-20250101T000000-ab12cd --approve all
       flightdeck launch ./SKILL.md --unsigned
       flightdeck launch metrics-digest@1.0.0 --verify-credentials
+      flightdeck launch metrics-digest@1.0.0 --dry-run
     """
     if target is None and resume is None:
         raise click.UsageError("name a plan (NAME[@VERSION] or PATH) or pass --resume RUN_ID")
@@ -242,7 +271,7 @@ def launch(
     if no_sandbox:
         click.echo("warning: tool steps run WITHOUT a sandbox (recorded in the audit)", err=True)
     progress = _Progress(terminal)
-    if out_dir is not None:
+    if out_dir is not None and not dry_run:
         _ensure_out_dir(out_dir)
 
     def ask_input(item: Input) -> str | None:
@@ -288,6 +317,10 @@ def launch(
         runtime = configured_runtime(workspace.resolve())
         if expected_key is not None:
             runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
+        if dry_run:
+            from flightdeck.cli._dry_run import show_dry_run
+
+            show_dry_run(target, options, runtime, fmt)
         with progress:
             result = _run_interruptibly(run_launch(target, options, runtime))
     except KeyboardInterrupt:

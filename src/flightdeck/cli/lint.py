@@ -9,7 +9,8 @@ import click
 
 from flightdeck.cli._params import report_format_option
 from flightdeck.cli._render import format_diagnostic
-from flightdeck.flightplan import load_plan
+from flightdeck.documents import Diagnostic
+from flightdeck.flightplan import PlanLoad, load_plan
 
 
 @click.command()
@@ -22,7 +23,16 @@ from flightdeck.flightplan import load_plan
     metavar="REF",
     help="An action installed on this host (repeatable); other required actions become warnings.",
 )
-def lint(paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...]) -> None:
+@click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Also check each action-call step against the driver and TOOL.md this workspace's"
+    " .drivers/ (and configured driver libraries) would run: required inputs, unknown"
+    " arguments, declared outputs.",
+)
+def lint(
+    paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...], workspace: Path | None
+) -> None:
     """Check Flight Plans (SKILL.md) beyond their schema: unique ids, bindings
     that resolve, an acyclic step graph, declared actions, catalog tools, no
     LLM keys outside the llm-seam, and no secret material.
@@ -35,8 +45,11 @@ def lint(paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...]) -> None:
       flightdeck lint --format json SKILL.md
       flightdeck lint --format sarif SKILL.md > flightdeck.sarif
       flightdeck lint --installed aileron:metrics.query_series SKILL.md
+      flightdeck lint --workspace ~/work/metrics plans/digest/SKILL.md
     """
     loads = [load_plan(path, installed_actions=installed or None) for path in paths]
+    if workspace is not None:
+        loads = [_with_workspace_checks(load, workspace) for load in loads]
     failed = any(not load.ok for load in loads)
     if fmt == "json":
         files = [
@@ -65,3 +78,21 @@ def lint(paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...]) -> None:
             for diag in load.diagnostics:
                 click.echo(format_diagnostic(diag))
     raise SystemExit(1 if failed else 0)
+
+
+def _with_workspace_checks(load: PlanLoad, workspace: Path) -> PlanLoad:
+    """Add the step-vs-driver diagnostics, located in the plan's file."""
+    if load.plan is None or load.document is None:
+        return load
+    from dataclasses import replace
+
+    from flightdeck.documents import locate
+    from flightdeck.launch import LaunchError, code_resolver
+
+    try:
+        found = code_resolver(workspace.resolve()).check_plan(load.plan)
+    except LaunchError as exc:  # a bad flightdeck.toml in the workspace
+        found = [Diagnostic(exc.code, exc.message, hint=exc.hint)]
+    file = str(load.path) if load.path else None
+    located = tuple(locate(found, file, load.document))
+    return replace(load, diagnostics=(*load.diagnostics, *located))

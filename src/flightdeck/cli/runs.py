@@ -8,7 +8,7 @@ import click
 
 from flightdeck.audit import AuditStoreError, default_sink
 from flightdeck.cli._params import utf8_text
-from flightdeck.cli._render import fail
+from flightdeck.cli._render import fail, print_table
 from flightdeck.launch import Journal, LaunchError, run_list, run_report
 
 
@@ -38,8 +38,11 @@ def list_runs(limit: int, fmt: str) -> None:
         return
     if not rows:
         click.echo("no runs yet")
-    for row in rows:
-        click.echo(f"{row['runId']}  {row['status']:<16} {row['plan']}  {row['startedAt']}")
+        return
+    print_table(
+        ["run", "status", "plan", "started", "finished"],
+        [(r["run_id"], r["status"], r["plan"], r["started_at"], r["finished_at"]) for r in rows],
+    )
 
 
 @runs.command("show")
@@ -54,23 +57,32 @@ def show_run(run_id: str, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"run {report['runId']}: {report['status']}  plan {report['plan']}")
-    click.echo(f"  plan hash {report['contentHash']}  launched {report['launchTime']}")
+    click.echo(f"run {report['run_id']}: {report['status']}  plan {report['plan']}")
+    click.echo(f"  plan hash {report['content_hash']}  launched {report['launch_time']}")
     if report["error"]:
         error = report["error"]
         click.echo(f"  error: {error.get('message')} [{error.get('code')}]")
-    click.echo("  steps:")
-    for step in report["steps"]:
-        took = f"{step['durationMs']:.1f} ms" if step["durationMs"] is not None else "-"
-        click.echo(
-            f"    {step['id']:<24} {step['status']:<16} {took:>12}  tries {step['attempts']}"
+    if report["steps"]:
+        print_table(
+            ["step", "kind", "status", "took", "tries", "approval"],
+            [
+                (
+                    step["id"],
+                    step["kind"],
+                    step["status"],
+                    f"{step['duration_ms']:.1f} ms" if step["duration_ms"] is not None else None,
+                    str(step["attempts"]),
+                    step["approval"],
+                )
+                for step in report["steps"]
+            ],
         )
     for approval in report["approvals"]:
         click.echo(f"  approval: {approval['step']} {approval['decision']}")
     for output in report["outputs"]:
         click.echo(
             f"  output {output['name']}: {output['path'] or '(in run record)'}"
-            f" {output['mimeType']} {output['bytes']} bytes sha256 {output['sha256'][:16]}"
+            f" {output['mime_type']} {output['bytes']} bytes sha256 {output['sha256'][:16]}"
         )
     click.echo(f"  audit records: {len(report['audit'])}")
     for record in report["audit"]:

@@ -52,8 +52,12 @@ def list_(fmt: str) -> None:
     if not infos:
         click.echo("no sessions")
         return
-    for info in infos:
-        click.echo(f"{info.id}  {_when(info.updated)}  {info.steps:>4} steps  {info.title}")
+    from flightdeck.cli._render import print_table
+
+    print_table(
+        ["session", "updated", "steps", "title"],
+        [(i.id, _when(i.updated), str(i.steps), i.title) for i in infos],
+    )
 
 
 @sessions.command()

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from flightdeck.cli._render import print_table
 from flightdeck.flightplan import SkillStore
 
 
@@ -24,11 +25,14 @@ def list_skills(fmt: str) -> None:
         return
     if not entries:
         click.echo("no frozen skills (flightdeck freeze SKILL.md --signing-key KEY)")
-    for entry in entries:
-        click.echo(
-            f"{entry.name:<28} {entry.version or '-':<10} {entry.short_hash}  "
-            f"{entry.publisher or '-':<28} {entry.frozen_at or '-'}"
-        )
+        return
+    print_table(
+        ["name", "version", "id", "publisher", "frozen"],
+        [
+            (e.name, e.version, e.short_hash, e.publisher, "DAMAGED" if e.damaged else e.frozen_at)
+            for e in entries
+        ],
+    )
 
 
 @skills.command("path")

@@ -17,7 +17,9 @@ from flightdeck.flightplan import FlightPlanError, verify_plan
     "--key",
     "expected_key",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="The publisher's public key (PEM) the plan must be signed with.",
+    help="A public key (PEM), obtained from the publisher, that must have signed the plan "
+    "(first signer or co-signer). For a plan without a publisher it stands in for a "
+    "keyring pin of the name.",
 )
 @click.option(
     "--allow-rollback",
@@ -34,7 +36,8 @@ def verify(
     target: str, expected_key: Path | None, allow_rollback: bool, repin: bool, fmt: str
 ) -> None:
     """Verify a frozen Flight Plan: recompute its content hash, check the
-    Ed25519 signature and that its publisher's key is in the keyring.
+    Ed25519 signatures, and that one signer is trusted for its publisher (or
+    pinned for its name) in the keyring and not revoked.
 
     TARGET is NAME, NAME@VERSION (semver label or hash prefix), a store
     version directory, or a frozen SKILL.md with SKILL.md.sig and

@@ -4,7 +4,13 @@ Load a manifest with `load_document(path)`; every problem comes back as a
 located `Diagnostic` in the `LoadResult`, never as an exception.
 """
 
-from flightdeck.documents._diagnostics import Diagnostic, Severity, locate, pointer_join
+from flightdeck.documents._diagnostics import (
+    Diagnostic,
+    Severity,
+    locate,
+    merge_overlapping,
+    pointer_join,
+)
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
 from flightdeck.documents._kinds import is_manifest_name
 from flightdeck.documents._load import Limits, load_document, parse_document, validate_data
@@ -27,6 +33,7 @@ __all__ = [
     "load_document",
     "load_schema",
     "locate",
+    "merge_overlapping",
     "parse_document",
     "pointer_join",
     "ref_problems",

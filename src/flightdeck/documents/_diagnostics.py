@@ -78,6 +78,23 @@ def locate(
         yield replace(diag, file=diag.file or file, line=line, column=column)
 
 
+def merge_overlapping(
+    schema: Iterable[Diagnostic], checks: Iterable[Diagnostic]
+) -> tuple[Diagnostic, ...]:
+    """Schema diagnostics then check diagnostics, one per mistake: a schema
+    error at the exact place a later check reports an error is dropped, since
+    the check's message names the rule (`flightplan.invalid_binding` says more
+    than `schema.pattern` on the same value)."""
+    later = list(checks)
+    taken = {(d.file, d.pointer) for d in later if d.is_error and d.pointer}
+    kept = [
+        d
+        for d in schema
+        if not (d.code.startswith("schema.") and d.is_error and (d.file, d.pointer) in taken)
+    ]
+    return (*kept, *later)
+
+
 def pointer_join(base: str, *tokens: str | int) -> str:
     """Append tokens to a JSON pointer, escaping `~` and `/` per RFC 6901."""
     out = base

@@ -35,6 +35,7 @@ class Candidate:
     kind: str
     driver: Driver | None = None
     refusal: DriverError | None = None
+    tools: tuple[str, ...] = ()  # the tool ids its DRIVER.md says it implements
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +65,8 @@ class DriverChoice:
     reason: str
     rejected: tuple[Rejection, ...] = ()
     refusal: DriverError | None = None  # set when the one named driver was refused
+    # Set when no candidate even declares the tool: every tool id they do declare.
+    known_tools: tuple[str, ...] | None = None
 
     def explain(self) -> list[str]:
         head = (
@@ -80,6 +83,7 @@ class DriverChoice:
             "reason": self.reason,
             "rejected": [r.to_dict() for r in self.rejected],
             "refusal": self.refusal.to_dict() if self.refusal is not None else None,
+            "known_tools": list(self.known_tools) if self.known_tools is not None else None,
         }
 
 
@@ -96,13 +100,30 @@ def discover_drivers(
         loaded = load_document(file, kind=DocumentKind.DRIVER)
         data = loaded.document.data if loaded.document is not None else {}
         ident, kind = str(data.get("id", file.parent.name)), str(data.get("kind", "?"))
+        entries = data.get("implements")
+        tools = tuple(
+            _tool_id(file.parent, str(entry["tool"]))
+            for entry in (entries if isinstance(entries, list) else [])
+            if isinstance(entry, dict) and entry.get("tool")
+        )
         try:
             driver = load_driver(file, workspace=ws, environ=environ, secrets=secrets)
         except DriverError as exc:
-            out.append(Candidate(ident, file, kind, refusal=exc))
+            out.append(Candidate(ident, file, kind, refusal=exc, tools=tools))
             continue
-        out.append(Candidate(ident, file, kind, driver=driver))
+        out.append(Candidate(ident, file, kind, driver=driver, tools=tools))
     return out
+
+
+def _tool_id(folder: Path, ref: str) -> str:
+    """The `id:` of the TOOL.md an `implements` entry points at (the ref itself
+    when it is not a readable TOOL.md), so an unknown tool can list real ids."""
+    path = folder / ref
+    if ref.endswith(".md") and path.is_file():
+        loaded = load_document(path, kind=DocumentKind.TOOL)
+        if loaded.document is not None and isinstance(loaded.document.data.get("id"), str):
+            return str(loaded.document.data["id"])
+    return ref
 
 
 def _cost(driver: Driver, tool: str) -> float:
@@ -165,6 +186,11 @@ def resolve_driver(
         rest = [Rejection(d.id, f"not the pinned driver {pin}") for d in alive if d.id != pin]
         return DriverChoice(tool, pinned[0], "pinned", tuple(rejected + rest))
     if not alive:
+        known = _declared_tools(candidates)
+        if known is not None and tool not in known:
+            # Not a refusal by every driver: nothing here has such a tool.
+            why = f"no driver in the workspace implements {tool}"
+            return DriverChoice(tool, None, why, tuple(rejected), known_tools=known)
         return DriverChoice(tool, None, "no candidate qualifies", tuple(rejected))
     ranked = sorted(alive, key=lambda d: (KIND_RANK.get(d.kind, 9), _cost(d, tool), d.id))
     best = ranked[0]
@@ -177,6 +203,17 @@ def resolve_driver(
     if len(alive) > 1:
         why += f"; best of {len(alive)} qualifying"
     return DriverChoice(tool, best, why, tuple(rejected))
+
+
+def _declared_tools(candidates: Sequence[Candidate | Driver]) -> tuple[str, ...] | None:
+    """Every tool id the candidates declare; None when a bare Driver (no
+    DRIVER.md data) is among them, since its tool list is not known."""
+    found: set[str] = set()
+    for item in candidates:
+        if not isinstance(item, Candidate):
+            return None
+        found.update(item.tools)
+    return tuple(sorted(found))
 
 
 def find_driver_file(workspace: str | Path, driver_id: str) -> Path | None:

@@ -15,7 +15,12 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._bindings import Binding, parse_binding
     from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
-    from flightdeck.flightplan._catalog import CatalogTool, catalog, resolve_version
+    from flightdeck.flightplan._catalog import (
+        CatalogTool,
+        builtin_transforms,
+        catalog,
+        resolve_version,
+    )
     from flightdeck.flightplan._errors import FlightPlanError
     from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
     from flightdeck.flightplan._graph import StepGraph, format_cycle
@@ -25,7 +30,7 @@ if _typing.TYPE_CHECKING:
         PinnedOnlyResolver,
         parse_image_ref,
     )
-    from flightdeck.flightplan._keyring import Keyring, TrustedKey
+    from flightdeck.flightplan._keyring import Keyring, Revocation, TrustedKey
     from flightdeck.flightplan._lint import lint_document, lint_plan
     from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
     from flightdeck.flightplan._models import (
@@ -42,10 +47,12 @@ if _typing.TYPE_CHECKING:
         Step,
         TrustContract,
     )
+    from flightdeck.flightplan._passphrase import read_passphrase_fd, resolve_passphrase
     from flightdeck.flightplan._pins import CodeResolver, action_refs
     from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
     from flightdeck.flightplan._read import read_plan
     from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
+    from flightdeck.flightplan._sign import CoSignOutcome, cosign_version
     from flightdeck.flightplan._signing import (
         KeyPair,
         generate_keys,
@@ -54,6 +61,9 @@ if _typing.TYPE_CHECKING:
         load_public_key,
     )
     from flightdeck.flightplan._store import SkillStore, StoredVersion
+    from flightdeck.flightplan._tokens import Token, substitute_inputs
+    from flightdeck.flightplan._tokens import scan as scan_tokens
+    from flightdeck.flightplan._trust import TrustState
     from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -63,6 +73,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "canonical_bytes": ("flightdeck.flightplan._canonical", "canonical_bytes"),
     "content_hash": ("flightdeck.flightplan._canonical", "content_hash"),
     "CatalogTool": ("flightdeck.flightplan._catalog", "CatalogTool"),
+    "builtin_transforms": ("flightdeck.flightplan._catalog", "builtin_transforms"),
     "catalog": ("flightdeck.flightplan._catalog", "catalog"),
     "resolve_version": ("flightdeck.flightplan._catalog", "resolve_version"),
     "FlightPlanError": ("flightdeck.flightplan._errors", "FlightPlanError"),
@@ -78,6 +89,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_image_ref": ("flightdeck.flightplan._images", "parse_image_ref"),
     "Keyring": ("flightdeck.flightplan._keyring", "Keyring"),
     "TrustedKey": ("flightdeck.flightplan._keyring", "TrustedKey"),
+    "TrustState": ("flightdeck.flightplan._trust", "TrustState"),
     "lint_document": ("flightdeck.flightplan._lint", "lint_document"),
     "lint_plan": ("flightdeck.flightplan._lint", "lint_plan"),
     "PlanLoad": ("flightdeck.flightplan._load", "PlanLoad"),
@@ -110,7 +122,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_private_key": ("flightdeck.flightplan._signing", "load_private_key"),
     "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
     "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
+    "Token": ("flightdeck.flightplan._tokens", "Token"),
+    "scan_tokens": ("flightdeck.flightplan._tokens", "scan"),
+    "substitute_inputs": ("flightdeck.flightplan._tokens", "substitute_inputs"),
     "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
+    "read_passphrase_fd": ("flightdeck.flightplan._passphrase", "read_passphrase_fd"),
+    "resolve_passphrase": ("flightdeck.flightplan._passphrase", "resolve_passphrase"),
+    "CoSignOutcome": ("flightdeck.flightplan._sign", "CoSignOutcome"),
+    "cosign_version": ("flightdeck.flightplan._sign", "cosign_version"),
+    "Revocation": ("flightdeck.flightplan._keyring", "Revocation"),
     "VerifiedPlan": ("flightdeck.flightplan._verify", "VerifiedPlan"),
     "locate_plan": ("flightdeck.flightplan._verify", "locate_plan"),
     "verify_plan": ("flightdeck.flightplan._verify", "verify_plan"),
@@ -121,6 +141,7 @@ __all__ = [
     "ActionRequirement",
     "Binding",
     "CatalogTool",
+    "CoSignOutcome",
     "CodePin",
     "CodeResolver",
     "Environment",
@@ -141,18 +162,23 @@ __all__ = [
     "Resolution",
     "ResolvedCapability",
     "ResolvedImage",
+    "Revocation",
     "Signature",
     "SkillStore",
     "Step",
     "StepGraph",
     "StoredVersion",
+    "Token",
     "TrustContract",
+    "TrustState",
     "TrustedKey",
     "VerifiedPlan",
     "action_refs",
+    "builtin_transforms",
     "canonical_bytes",
     "catalog",
     "content_hash",
+    "cosign_version",
     "format_cycle",
     "freeze_file",
     "freeze_loaded",
@@ -168,12 +194,16 @@ __all__ = [
     "parse_binding",
     "parse_image_ref",
     "parse_plan",
+    "read_passphrase_fd",
     "read_plan",
     "render_dot",
     "render_graph",
     "render_mermaid",
     "render_svg",
+    "resolve_passphrase",
     "resolve_version",
+    "scan_tokens",
+    "substitute_inputs",
     "verify_plan",
 ]
 

@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+# The built-in transforms launch provides (flightdeck.launch keeps the code;
+# this layer may not import it). A host can register more, so lint only warns
+# about a name outside this list.
+_TRANSFORMS = ("identity", "template", "csv", "json", "select", "html-render")
+
 _VERSION = re.compile(r"^\d+(\.(\d+|x)){0,2}$")
 _TOOL_REF = re.compile(r"^([a-z0-9][a-z0-9._-]*)@(.+)$")
 
@@ -70,3 +75,8 @@ def resolve_version(tool: CatalogTool, spec: str) -> str | None:
     wanted = [part for part in spec.split(".") if part != "x"]
     matches = [v for v in tool.versions if v.split(".")[: len(wanted)] == wanted]
     return matches[-1] if matches else None
+
+
+def builtin_transforms() -> tuple[str, ...]:
+    """The names of the transforms launch has built in."""
+    return _TRANSFORMS

@@ -239,8 +239,13 @@ def _resolve_tools(plan: FlightPlan) -> tuple[ResolvedCapability, ...]:
         ref = parse_tool_ref(text)
         tool = known.get(ref.name) if ref else None
         pinned = resolve_version(tool, ref.version) if ref and tool else None
-        if ref is None or pinned is None:  # lint already rejected these; defensive
-            raise FlightPlanError("freeze.tool_unresolved", f"cannot resolve tool '{text}'")
+        if ref is None or pinned is None:  # a well-formed version the catalog lacks
+            versions = ", ".join(tool.versions) if tool else "none"
+            raise FlightPlanError(
+                "freeze.tool_unresolved",
+                f"no catalog version of tool '{text}' to pin",
+                hint=f"catalog versions: {versions}",
+            )
         out.append(ResolvedCapability(ref.name, ref.version, pinned))
     return tuple(out)
 

@@ -13,9 +13,10 @@ from collections.abc import Callable, Collection, Iterator
 
 from flightdeck.documents import Diagnostic, Document, Severity, locate, pointer_join
 from flightdeck.flightplan._bindings import parse_binding
-from flightdeck.flightplan._catalog import catalog, parse_tool_ref, resolve_version
 from flightdeck.flightplan._graph import StepGraph, format_cycle
-from flightdeck.flightplan._models import FlightPlan, _list, _map
+from flightdeck.flightplan._lint_environment import tools, transforms
+from flightdeck.flightplan._lint_tokens import constraints, prompt_tokens, tool_tokens
+from flightdeck.flightplan._models import FlightPlan
 from flightdeck.flightplan._read import read_plan
 from flightdeck.flightplan._secrets import looks_like_credential, scan_keys, scan_values
 
@@ -227,65 +228,6 @@ def _llm_keys(plan: FlightPlan) -> Iterator[Diagnostic]:
                 )
 
 
-def _tools(plan: FlightPlan) -> Iterator[Diagnostic]:
-    env = _map(_map(plan.data.get("aileron")).get("environment"))
-    known = catalog()
-    programs: set[str] = set()
-    for index, text in enumerate(_list(env.get("tools"))):
-        pointer = pointer_join(f"{_A}/environment/tools", index)
-        ref = parse_tool_ref(text)
-        if ref is None:
-            if isinstance(text, str):
-                yield _error(
-                    "flightplan.invalid_tool_ref",
-                    f"'{text}' is not '<name>@<version>'",
-                    pointer,
-                    "for example aws-cli@2.x",
-                )
-            continue
-        tool = known.get(ref.name)
-        if tool is None:
-            yield _error(
-                "flightplan.unknown_tool",
-                f"'{ref.name}' is not in the curated tool catalog",
-                pointer,
-                _choices("catalog tools", known) + "; use environment.image for anything else",
-            )
-            continue
-        programs.update(tool.programs)
-        if resolve_version(tool, ref.version) is None:
-            yield _error(
-                "flightplan.unknown_tool_version",
-                f"no catalog version of '{ref.name}' matches '{ref.version}'",
-                pointer,
-                f"catalog versions: {', '.join(tool.versions)} (grammar: 2, 2.x or 2.19.1)",
-            )
-    for step in plan.steps:
-        if step.kind != "tool":
-            continue
-        if plan.environment is None:
-            yield _error(
-                "flightplan.tool_step_without_environment",
-                f"tool step '{step.id}' runs a command but the plan declares no environment",
-                pointer_join(_STEPS, step.index, "command"),
-                "declare environment.tools (or environment.image)",
-            )
-        elif step.command and plan.environment.image is None and step.command[0] not in programs:
-            yield _error(
-                "flightplan.undeclared_program",
-                f"tool step '{step.id}' runs '{step.command[0]}', which no declared tool provides",
-                pointer_join(_STEPS, step.index, "command", 0),
-                _choices("programs of the declared tools", programs),
-            )
-        if "trustContract" in step.raw and not step.raw["trustContract"]:
-            yield _error(
-                "flightplan.empty_trust_contract",
-                f"tool step '{step.id}' declares an empty trust contract",
-                pointer_join(_STEPS, step.index, "trustContract"),
-                "declare its hosts, or leave trustContract out",
-            )
-
-
 def _secret_material(plan: FlightPlan) -> Iterator[Diagnostic]:
     actions = f"{_A}/requires/actions"
     roots = [pointer_join(actions, a.index, "trustContract") for a in plan.requires]
@@ -365,11 +307,15 @@ def _choices(label: str, names: Collection[str]) -> str:
 _CHECKS: tuple[Check, ...] = (
     _duplicates,
     _references,
+    constraints,
+    tool_tokens,
+    prompt_tokens,
     _cycles,
     _actions,
     _materialized,
     _llm_keys,
-    _tools,
+    tools,
+    transforms,
     _secret_material,
     _sealed_trust,
 )

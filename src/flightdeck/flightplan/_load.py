@@ -12,6 +12,7 @@ from flightdeck.documents import (
     DocumentKind,
     LoadResult,
     load_document,
+    merge_overlapping,
     parse_document,
 )
 from flightdeck.flightplan._lint import lint_read
@@ -57,4 +58,4 @@ def _finish(result: LoadResult, installed_actions: Collection[str] | None) -> Pl
     if document is None:
         return PlanLoad(result.path, None, None, result.diagnostics)
     plan, lint = lint_read(document, installed_actions=installed_actions)
-    return PlanLoad(result.path, document, plan, (*result.diagnostics, *lint))
+    return PlanLoad(result.path, document, plan, merge_overlapping(result.diagnostics, lint))

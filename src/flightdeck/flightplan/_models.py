@@ -9,11 +9,13 @@ item's position in its array so checks can build JSON pointers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from flightdeck.flightplan._bindings import Binding, parse_binding
+from flightdeck.flightplan._tokens import scan, string_form
 
 STEP_KINDS = ("action-call", "transform", "tool", "llm-seam")
 
@@ -109,6 +111,35 @@ class Input:
     description: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def constraint(self) -> Mapping[str, Any] | None:
+        """`constraint: {enum: [...]}` or `{pattern: "..."}` (Aileron), or None."""
+        value = self.raw.get("constraint")
+        return value if isinstance(value, dict) and value else None
+
+    def violation(self, value: Any) -> str | None:
+        """Why `value` breaks the input's constraint, or None when it keeps it.
+        Both forms compare the value's string form, as Aileron does; a
+        pattern must match the whole of it (Aileron leaves anchoring to the
+        author; flightdeck anchors, so an unanchored pattern cannot let a
+        longer value through)."""
+        constraint = self.constraint
+        if constraint is None:
+            return None
+        text = string_form(value)
+        allowed = constraint.get("enum")
+        if isinstance(allowed, list) and text not in allowed:
+            return f"{text!r} is not one of {allowed!r}"
+        pattern = constraint.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                matched = re.fullmatch(pattern, text)
+            except re.error as exc:
+                return f"the constraint pattern {pattern!r} is not a regular expression: {exc}"
+            if matched is None:
+                return f"{text!r} does not match the pattern {pattern!r}"
+        return None
+
 
 @dataclass(frozen=True)
 class Output:
@@ -152,6 +183,12 @@ class Step:
         for binding in self.bindings().values():
             if binding.step is not None:
                 seen.setdefault(binding.step)
+        prompt = self.raw.get("prompt")
+        if self.kind == "llm-seam" and isinstance(prompt, str):
+            # `{{ steps.<id>.<output> }}` in a prompt reads that step too.
+            for token in scan(prompt):
+                if token.step is not None:
+                    seen.setdefault(token.step)
         return tuple(seen)
 
 
@@ -159,6 +196,13 @@ class Step:
 class ResolvedImage:
     ref: str
     digest: str  # the pinned reference, `<name>@sha256:<hex>`
+    local_tag: str | None = None  # Aileron's composed-tools tag, booted as written
+
+    def to_data(self) -> dict[str, str]:
+        data = {"ref": self.ref, "digest": self.digest}
+        if self.local_tag is not None:
+            data["localTag"] = self.local_tag
+        return data
 
 
 @dataclass(frozen=True)
@@ -166,6 +210,22 @@ class ResolvedCapability:
     name: str
     requested: str
     version: str
+
+    @classmethod
+    def read(cls, item: object) -> ResolvedCapability | None:
+        """`<name>@<version>` (Aileron's schema, what freeze writes) or the
+        older `{name, requested, version}` object flightdeck wrote before."""
+        if isinstance(item, str):
+            name, at, version = item.rpartition("@")
+            return cls(name, version, version) if at and name and version else None
+        if isinstance(item, dict) and all(
+            isinstance(item.get(k), str) for k in ("name", "requested", "version")
+        ):
+            return cls(item["name"], item["requested"], item["version"])
+        return None
+
+    def to_data(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -235,18 +295,14 @@ class Lock:
         if not isinstance(value, dict):
             return None
         images = tuple(
-            ResolvedImage(item["ref"], item["digest"])
+            ResolvedImage(item["ref"], item["digest"], _str(item.get("localTag")))
             for item in _list(value.get("resolvedImages"))
             if isinstance(item, dict)
             and isinstance(item.get("ref"), str)
             and isinstance(item.get("digest"), str)
         )
-        capabilities = tuple(
-            ResolvedCapability(item["name"], item["requested"], item["version"])
-            for item in _list(value.get("resolvedCapabilitySet"))
-            if isinstance(item, dict)
-            and all(isinstance(item.get(k), str) for k in ("name", "requested", "version"))
-        )
+        read = (ResolvedCapability.read(item) for item in _list(value.get("resolvedCapabilitySet")))
+        capabilities = tuple(cap for cap in read if cap is not None)
         trust = {
             step_id: _strs(_map(entry).get("hosts"))
             for step_id, entry in _map(value.get("stepTrust")).items()
@@ -267,14 +323,11 @@ class Lock:
         """The lock as frontmatter data; empty sections are left out."""
         data: dict[str, Any] = {}
         if self.resolved_images:
-            data["resolvedImages"] = [
-                {"ref": image.ref, "digest": image.digest} for image in self.resolved_images
-            ]
+            data["resolvedImages"] = [image.to_data() for image in self.resolved_images]
         if self.resolved_capability_set:
-            data["resolvedCapabilitySet"] = [
-                {"name": cap.name, "requested": cap.requested, "version": cap.version}
-                for cap in self.resolved_capability_set
-            ]
+            # Strings, as Aileron's schema has them: `aws-cli@2.22.4`, the
+            # version freeze pinned (the request stays in environment.tools).
+            data["resolvedCapabilitySet"] = [cap.to_data() for cap in self.resolved_capability_set]
         if self.step_trust:
             data["stepTrust"] = {
                 step_id: {"hosts": list(hosts)} for step_id, hosts in self.step_trust.items()

@@ -48,6 +48,7 @@ def action_refs(plan: FlightPlan) -> list[tuple[str, str]]:
 
 
 def pin_code(plan: FlightPlan, document: Document, resolver: CodeResolver) -> tuple[CodePin, ...]:
+    _refuse_mismatches(plan, document, resolver)
     pins: dict[str, CodePin] = {}
     for ref, pointer in action_refs(plan):
         connector, _, action = ref.removeprefix("aileron:").partition(".")
@@ -67,6 +68,26 @@ def pin_code(plan: FlightPlan, document: Document, resolver: CodeResolver) -> tu
         elif not set(pin.tools) <= set(known.tools):
             pins[pin.driver] = replace(known, tools=tuple(sorted({*known.tools, *pin.tools})))
     return tuple(pins[driver] for driver in sorted(pins))
+
+
+def _refuse_mismatches(plan: FlightPlan, document: Document, resolver: CodeResolver) -> None:
+    """A resolver that can also check steps against their tools (launch's
+    `check_plan`) refuses the freeze of a plan launch would fail on: a missing
+    driver or tool, a required input not bound, an argument the tool does not
+    take. The first error decides; `lint --workspace` lists them all."""
+    check = getattr(resolver, "check_plan", None)
+    if not callable(check):
+        return
+    for diag in check(plan):
+        if diag.is_error:
+            unresolved = diag.code in ("lint.driver_not_found", "lint.tool_not_implemented")
+            code = "freeze.driver_not_found" if unresolved else "freeze.step_mismatch"
+            raise FlightPlanError(
+                code,
+                diag.message,
+                hint=(diag.hint or "") + "; `flightdeck lint --workspace DIR` lists every one",
+                where=_where(document, diag.pointer),
+            )
 
 
 def _where(document: Document, pointer: str) -> str:

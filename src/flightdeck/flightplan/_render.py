@@ -1,4 +1,4 @@
-"""Render the step graph for review: Mermaid, Graphviz DOT, or SVG via `dot`.
+"""Render the step graph for review: Mermaid, Graphviz DOT, SVG via `dot`, or JSON.
 
 Inputs, steps (shaped by kind; the llm-seam drawn in red and labelled as the
 one step that reaches a model), declared outputs, and an edge per binding.
@@ -7,6 +7,7 @@ Node ids are positional (`i0`, `s0`, `o0`) so any name renders safely.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._models import FlightPlan, Step
 
-FORMATS = ("mermaid", "dot", "svg")
+FORMATS = ("mermaid", "dot", "svg", "json")
 LLM_MARK = "⚠ reaches a model"
 
 
@@ -129,9 +130,41 @@ def render_svg(plan: FlightPlan) -> str:
     return done.stdout
 
 
+def render_json(plan: FlightPlan) -> str:
+    """The same nodes and edges as data, for scripts: `{"nodes": [...], "edges": [...]}`."""
+    nodes: list[dict[str, object]] = [
+        {"id": f"i{n}", "type": "input", "name": item.name, "rule": item.resolution.rule}
+        for n, item in enumerate(plan.inputs)
+    ]
+    for n, step in enumerate(plan.steps):
+        nodes.append(
+            {
+                "id": f"s{n}",
+                "type": "step",
+                "name": step.id,
+                "kind": step.kind,
+                "reaches_model": step.kind == "llm-seam",
+            }
+        )
+    nodes += [
+        {"id": f"o{n}", "type": "output", "name": item.name, "mime_type": item.mime_type}
+        for n, item in enumerate(plan.outputs)
+    ]
+    edges = [
+        {"source": e.source, "target": e.target, "label": e.label, "materializes": e.dashed}
+        for e in _edges(plan)
+    ]
+    return json.dumps({"name": plan.name, "nodes": nodes, "edges": edges}, indent=2) + "\n"
+
+
 def render_graph(plan: FlightPlan, fmt: str) -> str:
     """Render in one of `FORMATS`."""
-    renderers = {"mermaid": render_mermaid, "dot": render_dot, "svg": render_svg}
+    renderers = {
+        "mermaid": render_mermaid,
+        "dot": render_dot,
+        "svg": render_svg,
+        "json": render_json,
+    }
     if fmt not in renderers:
         raise FlightPlanError("graph.unknown_format", f"unknown format '{fmt}'")
     return renderers[fmt](plan)

@@ -1,7 +1,7 @@
 """Ed25519 keys, key ids and detached signatures.
 
 Keys are PEM: PKCS#8 for the private key (unencrypted, or encrypted with a
-passphrase from FLIGHTDECK_KEY_PASSPHRASE), SubjectPublicKeyInfo for the
+passphrase; see _passphrase for its sources), SubjectPublicKeyInfo for the
 public key. A key id is `sha256:` + hex of SHA-256 of the 32 raw
 public-key bytes. Ed25519 signatures are deterministic (RFC 8032), so the
 same bytes and key always give the same signature.
@@ -21,9 +21,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from flightdeck.flightplan._errors import FlightPlanError
+from flightdeck.flightplan._passphrase import PASSPHRASE_ENV, Passphrase, resolve_passphrase
 
 SIGNING_KEY_ENV = "FLIGHTDECK_SIGNING_KEY"
-PASSPHRASE_ENV = "FLIGHTDECK_KEY_PASSPHRASE"
 # A file name, not a path: `--name ../x` must not write outside --out.
 _KEY_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$")
 
@@ -87,8 +87,11 @@ def _write_pair(out_dir: Path, name: str, passphrase: bytes | None) -> KeyPair:
     return KeyPair(private_path, public_path, key_id(private.public_key()))
 
 
-def load_private_key(source: str | Path | None) -> Ed25519PrivateKey:
-    """From a PEM file path, or from `FLIGHTDECK_SIGNING_KEY` (a path or the PEM text)."""
+def load_private_key(source: str | Path | None, passphrase: Passphrase = None) -> Ed25519PrivateKey:
+    """From a PEM file path, or from `FLIGHTDECK_SIGNING_KEY` (a path or the PEM
+    text). An encrypted key is opened with `passphrase` (bytes, e.g. read from
+    a descriptor), else `FLIGHTDECK_KEY_PASSPHRASE`, else what `passphrase`
+    returns when it is a callable (the CLI's prompt)."""
     origin = ""
     if source is None:
         source, origin = os.environ.get(SIGNING_KEY_ENV), f" (from {SIGNING_KEY_ENV})"
@@ -113,16 +116,15 @@ def load_private_key(source: str | Path | None) -> Ed25519PrivateKey:
     hint = "a PEM Ed25519 private key, as 'flightdeck keys generate' writes"
     password = None
     if b"ENCRYPTED PRIVATE KEY" in pem:
-        # An encrypted key is opened only with a passphrase the user set in
-        # the environment; an empty one is no passphrase.
-        phrase = os.environ.get(PASSPHRASE_ENV, "")
-        if not phrase:
+        # Asked for only now: an unencrypted key never triggers a prompt.
+        password = resolve_passphrase(passphrase)
+        if password is None:
             raise FlightPlanError(
                 "freeze.passphrase_needed",
                 f"{label} is encrypted and no passphrase was given",
-                hint=f"set {PASSPHRASE_ENV}",
+                hint=f"pass --passphrase-fd N, set {PASSPHRASE_ENV}, or run on a terminal "
+                "to be asked",
             )
-        password = phrase.encode("utf-8")
     try:
         key = serialization.load_pem_private_key(pem, password=password)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:

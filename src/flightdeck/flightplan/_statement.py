@@ -13,7 +13,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from flightdeck.flightplan._canonical import jcs, sha256_tag
+from flightdeck.flightplan._canonical import CanonicalError, jcs, sha256_tag
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import STATEMENT_TYPE
 from flightdeck.flightplan._models import Lock
@@ -39,7 +39,13 @@ def check_statement(
             hint="re-freeze the plan from its source with this flightdeck",
             where=where,
         )
-    if not signature_valid(public, jcs(statement), str(envelope.get("statementSignature", ""))):
+    try:
+        signed = jcs(statement)
+    except CanonicalError:  # a value no freeze writes (a lone surrogate): no signature covers it
+        signed = b""
+    if not signed or not signature_valid(
+        public, signed, str(envelope.get("statementSignature", ""))
+    ):
         raise FlightPlanError(
             "verify.signature_invalid",
             "the statement signature does not verify with the signer's public key",

@@ -5,6 +5,8 @@
         lock.json         the lock section alone, JCS + newline
         SKILL.md.sig      the detached signature envelope (JSON)
         signer.pub.pem    the signer's Ed25519 public key
+        SKILL.md.<hex>.sig  co-signatures by other keys (see _cosign), the only
+                          files ever added to a stored version
         meta.json         an unsigned index (name, version, hash, publisher, key id,
                           signing time) copied from the signed statement; never
                           read for a decision. `workspace`, when freeze pinned
@@ -55,6 +57,9 @@ class StoredVersion:
     publisher: str | None
     key_id: str | None
     frozen_at: str | None
+    # Its signed statement could not be read (or it is not a directory), so
+    # its label is unknown: it might be the newest version.
+    damaged: bool = False
 
     @property
     def skill_path(self) -> Path:
@@ -65,11 +70,12 @@ class StoredVersion:
             "name": self.name,
             "id": self.short_hash,
             "version": self.version,
-            "contentHash": self.content_hash,
+            "content_hash": self.content_hash,
             "publisher": self.publisher,
-            "keyId": self.key_id,
-            "frozenAt": self.frozen_at,
+            "key_id": self.key_id,
+            "frozen_at": self.frozen_at,
             "path": str(self.path),
+            "damaged": self.damaged,
         }
 
 
@@ -121,10 +127,10 @@ class SkillStore:
         meta = {
             "name": frozen.name,
             "version": frozen.version,
-            "contentHash": frozen.content_hash,
+            "content_hash": frozen.content_hash,
             "publisher": frozen.publisher,
-            "keyId": frozen.signature.key_id,
-            "frozenAt": statement.get("signedAt") or _frozen_at(),
+            "key_id": frozen.signature.key_id,
+            "frozen_at": statement.get("signedAt") or _frozen_at(),
         }
         if workspace is not None:
             # Only where launch looks for the pinned drivers by default: the
@@ -142,6 +148,34 @@ class SkillStore:
             raise
         return self._entry(target), True
 
+    def add_cosignature(self, folder: Path, name: str, raw: bytes) -> bool:
+        """Add the co-signature file `name` to a stored version; True when
+        written, False when the identical file is already there."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.root / ".store.lock")):
+                path = folder / name
+                if path.is_file() and path.read_bytes() == raw:
+                    return False
+                if path.exists() or path.is_symlink():
+                    raise FlightPlanError(
+                        "store.version_conflict",
+                        f"{path} already holds a different co-signature",
+                        hint="co-signatures are deterministic: this file was changed; "
+                        "remove it and sign again",
+                        where=str(path),
+                    )
+                # Written whole then renamed: a reader never sees half a file.
+                temp = folder / f".tmp-{os.getpid()}-{name}"
+                temp.write_bytes(raw)
+                os.replace(temp, path)
+                return True
+        except OSError as exc:
+            raise FlightPlanError(
+                "store.unwritable",
+                f"cannot write {folder / name}: {exc.strerror or exc}",
+            ) from None
+
     def list(self) -> list[StoredVersion]:
         if not self.root.is_dir():
             return []
@@ -150,7 +184,9 @@ class SkillStore:
             if not versions.is_dir():  # a stray file is no stored version
                 continue
             for path in sorted(versions.iterdir()):
-                if path.is_dir() and not path.name.startswith("."):
+                # Not only directories: a file or a dangling symbolic link
+                # where a version should be is a damaged entry, not nothing.
+                if not path.name.startswith("."):
                     out.append(self._entry(path))
         return sorted(out, key=lambda e: (e.name, e.frozen_at or "", e.short_hash))
 
@@ -173,6 +209,12 @@ class SkillStore:
                 "store.not_found", f"no frozen skill named '{name}'", hint="flightdeck skills list"
             )
         if version is None:
+            damaged = [e for e in entries if e.damaged]
+            if damaged:
+                # Skipping it could serve an older version in place of a
+                # newer one whose index was destroyed: verify reports the
+                # damage on this entry instead.
+                return damaged[0]
             labelled = [e for e in entries if e.version and SEMVER.match(e.version)]
             if labelled:
                 return max(labelled, key=lambda e: _semver_key(e.version or ""))
@@ -210,8 +252,8 @@ class SkillStore:
                 raise FlightPlanError(
                     "store.version_conflict",
                     f"{target} already holds a different {name}",
-                    hint="a stored version is immutable; same content with another key or "
-                    "a changed store file is refused",
+                    hint="a stored version is immutable; to add a signature by another key "
+                    "run 'flightdeck sign NAME@VERSION --signing-key KEY'",
                 )
         return self._entry(target)
 
@@ -227,7 +269,7 @@ class SkillStore:
             if isinstance(statement, dict):
                 meta = {**statement, "frozenAt": statement.get("signedAt")}
                 meta["keyId"] = loaded.get("keyId")
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
             pass
         name = path.parent.parent.name
         return StoredVersion(
@@ -239,6 +281,7 @@ class SkillStore:
             publisher=_opt(meta.get("publisher")),
             key_id=_opt(meta.get("keyId")),
             frozen_at=_opt(meta.get("frozenAt")),
+            damaged=not meta,
         )
 
 
@@ -266,7 +309,7 @@ def _same_signing(stored: bytes, fresh: bytes) -> bool:
     """
     try:
         old, new = json.loads(stored), json.loads(fresh)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     if not (isinstance(old, dict) and isinstance(new, dict)):
         return False

@@ -36,8 +36,8 @@ class TrustRecord:
         return {
             "owner": self.owner,
             "version": self.version,
-            "contentHash": self.content_hash,
-            "pinnedAt": self.pinned_at,
+            "content_hash": self.content_hash,
+            "pinned_at": self.pinned_at,
         }
 
 
@@ -111,6 +111,21 @@ class TrustState:
                 return TrustDecision(record, False)
             return TrustDecision(known, False)
 
+    def move_owner(self, name: str, old: str, new: str) -> bool:
+        """Re-pin `name` from owner `old` to `new`, keeping its high-water mark;
+        False (no change) when `name` is not pinned to `old`. The caller has
+        proof of continuity (a version signed by both keys)."""
+        with self._lock():
+            records = self._read()
+            known = records.get(name)
+            if known is None or known.owner != old:
+                return False
+            records[name] = TrustRecord(
+                name, new, known.version, known.content_hash, known.pinned_at
+            )
+            self._write(records)
+            return True
+
     def _lock(self) -> FileLock:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +140,7 @@ class TrustState:
             raw = json.loads(self.path.read_text("utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting
             raise FlightPlanError(
                 "trust.unreadable",
                 f"cannot read the trust state {self.path}: {exc}",
@@ -145,8 +160,9 @@ class TrustState:
                     name,
                     item["owner"],
                     item.get("version") if isinstance(item.get("version"), str) else None,
-                    str(item.get("contentHash", "")),
-                    str(item.get("pinnedAt", "")),
+                    # trust.json written before the snake_case change: camelCase.
+                    str(item.get("content_hash", item.get("contentHash", ""))),
+                    str(item.get("pinned_at", item.get("pinnedAt", ""))),
                 )
         return out
 

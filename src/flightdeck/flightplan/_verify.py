@@ -2,7 +2,8 @@
 
 Order: read → frozen? → signature file → public key matches the signer →
 recompute the canonical bytes and hash → the stored lock file agrees →
-Ed25519 signature → publisher trusted in the keyring → schema and lint.
+Ed25519 signature → co-signatures → one unrevoked signer trusted for the
+publisher (or pinned for the name) in the keyring → schema and lint.
 Each refusal is a `FlightPlanError` with its own `verify.*` code, so a
 tampered body, frontmatter, lock, key or signature are told apart.
 """
@@ -17,12 +18,20 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from flightdeck.documents import Document, DocumentKind, load_document
-from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, jcs, sha256_tag
+from flightdeck.flightplan._canonical import (
+    CanonicalError,
+    PartDigests,
+    canonical_bytes,
+    jcs,
+    sha256_tag,
+)
+from flightdeck.flightplan._cosign import read_cosigners
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._keyring import Keyring
 from flightdeck.flightplan._lint import lint_document
 from flightdeck.flightplan._models import FlightPlan, Lock
 from flightdeck.flightplan._read import read_plan
+from flightdeck.flightplan._signers import accept_signer, carry_pin, pinned_key
 from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
 from flightdeck.flightplan._statement import check_statement
 from flightdeck.flightplan._store import (
@@ -55,10 +64,10 @@ class VerifiedPlan:
         return {
             "ok": True,
             "name": self.name,
-            "contentHash": self.content_hash,
+            "content_hash": self.content_hash,
             "version": self.version,
             "publisher": self.publisher,
-            "signerKeyId": self.signer_key_id,
+            "signer_key_id": self.signer_key_id,
             "signed_at": self.signed_at,
             "first_trust": self.first_trust,
             "path": str(self.path),
@@ -130,7 +139,14 @@ def verify_plan(
         )
     envelope = _read_signature(folder / SIGNATURE_FILE)
     public = _read_public_key(folder / PUBLIC_KEY_FILE, envelope)
-    message = canonical_bytes(document.data, document.body)
+    try:
+        message = canonical_bytes(document.data, document.body)
+    except CanonicalError as exc:
+        # Freeze never writes a value JCS cannot encode (an integer beyond
+        # 2**53, a lone surrogate): the frontmatter was edited afterwards.
+        raise FlightPlanError(
+            "verify.frontmatter_tampered", f"{skill}: {exc}", where=str(skill)
+        ) from None
     recomputed = sha256_tag(message)
     if recomputed != lock.content_hash:
         raise _which_part_changed(document, envelope, skill)
@@ -143,10 +159,17 @@ def verify_plan(
     lock_json = _check_lock_file(folder / LOCK_FILE, document)
     plan = read_plan(document.data, document.body)
     check_statement(envelope, public, plan.name, lock, recomputed, lock_json, folder)
-    signer = key_id(public)
-    if key is not None:
-        _check_expected_key(key, signer)
-    _check_publisher(lock.publisher, signer, keyring or Keyring())
+    signers = [key_id(public), *read_cosigners(folder, message, envelope["statement"], recomputed)]
+    state = trust or TrustState()
+    pinned = pinned_key(state, plan.name or "")
+    signer = accept_signer(
+        signers,
+        publisher=lock.publisher,
+        plan=plan.name or "",
+        key=key,
+        keyring=keyring or Keyring(),
+        pinned=pinned,
+    )
     if requested is not None:
         _check_store_entry(requested, plan, lock, recomputed, folder)
     problems = [d for d in (*result.diagnostics, *lint_document(document)) if d.is_error]
@@ -156,7 +179,15 @@ def verify_plan(
             f"the signed plan no longer validates: {problems[0].message}",
             diagnostics=tuple(problems),
         )
-    decision = (trust or TrustState()).check_and_record(
+    carry_pin(
+        state,
+        plan.name or "",
+        publisher=lock.publisher,
+        pinned=pinned,
+        signers=signers,
+        accepted=signer,
+    )
+    decision = state.check_and_record(
         plan.name or "",
         owner_of(lock.publisher, signer),
         lock.version,
@@ -189,7 +220,7 @@ def _read_signature(path: Path) -> dict[str, Any]:
         )
     try:
         envelope = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # deep nesting is a RecursionError
         raise FlightPlanError("verify.signature_malformed", f"{path}: {exc}") from None
     if not isinstance(envelope, dict) or envelope.get("algorithm") != "ed25519":
         raise FlightPlanError("verify.signature_malformed", f"{path} is not an ed25519 envelope")
@@ -257,25 +288,16 @@ def _check_lock_file(path: Path, document: Document) -> bytes:
     try:
         raw = path.read_bytes()
         stored = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError):
-        stored = None
-    if stored is None or jcs(stored) + b"\n" != raw or stored != document.data["aileron"]["lock"]:
+        exact = jcs(stored) + b"\n" == raw  # CanonicalError is a ValueError
+    except (OSError, ValueError, RecursionError):
+        stored, exact = None, False
+    if stored is None or not exact or stored != document.data["aileron"]["lock"]:
         raise FlightPlanError(
             "verify.lock_tampered",
             f"{path} differs from the lock inside the frozen SKILL.md",
             where=str(path),
         )
     return raw
-
-
-def _check_expected_key(pem: bytes, signer: str) -> None:
-    expected = key_id(load_public_key(pem, code="verify.key_invalid"))
-    if expected != signer:
-        raise FlightPlanError(
-            "verify.key_mismatch",
-            f"the plan is signed by {signer}, not by the key you gave ({expected})",
-            hint="get the publisher's key from the publisher, never from beside the plan",
-        )
 
 
 def _check_store_entry(
@@ -302,19 +324,4 @@ def _check_store_entry(
             "verify.store_mismatch",
             "the store entry does not hold what was asked for: " + "; ".join(wrong),
             where=str(folder),
-        )
-
-
-def _check_publisher(publisher: str | None, signer: str, keyring: Keyring) -> None:
-    if publisher is None:
-        return  # seed 003: no publisher, no publisher gate
-    trusted = keyring.trusted_for(publisher)
-    if not any(entry.key_id == signer for entry in trusted):
-        raise FlightPlanError(
-            "verify.publisher_untrusted",
-            f"the plan is published as {publisher} but its signing key {signer} "
-            "is not trusted for it",
-            hint=f"obtain {publisher}'s public key from the publisher itself (not the "
-            f"signer.pub.pem beside the plan) and run: flightdeck keyring trust {publisher} "
-            "--key THEIR_KEY.pem",
         )

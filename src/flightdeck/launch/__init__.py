@@ -32,6 +32,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._audit import AuditRouter, sink_from_spec
     from flightdeck.launch._conclude import RunResult
     from flightdeck.launch._drivers import DriverInvoker
+    from flightdeck.launch._dryrun import DryRun, dry_run
     from flightdeck.launch._errors import LaunchError
     from flightdeck.launch._events import LaunchEvent
     from flightdeck.launch._executor import Executor, LocalExecutor, execute_step
@@ -49,6 +50,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
     from flightdeck.launch._paths import rewrite, select
     from flightdeck.launch._pins import frozen_workspace
+    from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._redact import redact
     from flightdeck.launch._report import run_list, run_report
@@ -109,6 +111,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StepServices": ("flightdeck.launch._services", "StepServices"),
     "provider_from_settings": ("flightdeck.launch._services", "provider_from_settings"),
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
+    "check_actions": ("flightdeck.launch._preflight", "check_actions"),
+    "DryRun": ("flightdeck.launch._dryrun", "DryRun"),
+    "dry_run": ("flightdeck.launch._dryrun", "dry_run"),
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
     "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
@@ -130,6 +135,7 @@ __all__ = [
     "AuditRouter",
     "Credential",
     "DriverInvoker",
+    "DryRun",
     "EgressDenied",
     "EgressPolicy",
     "Executor",
@@ -155,9 +161,11 @@ __all__ = [
     "StepTask",
     "TransformContext",
     "bwrap_path",
+    "check_actions",
     "code_resolver",
     "configured_runtime",
     "configured_settings",
+    "dry_run",
     "execute_step",
     "frozen_workspace",
     "get_transform",

@@ -206,9 +206,9 @@ def _record(
     }
     fields: dict[str, Any] = {
         "step": task.step_id,
-        "actionRef": call.ref,
+        "action_ref": call.ref,
         "attempt": attempt,
-        "idempotencyKey": call.idempotency_key,
+        "idempotency_key": call.idempotency_key,
         "sink": contract.audit_sink,
     }
     fields.update({name: available[name] for name in contract.audit_fields if name in available})

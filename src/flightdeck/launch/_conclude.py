@@ -36,17 +36,17 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "runId": self.run_id,
+            "run_id": self.run_id,
             "status": self.status,
             "plan": self.plan,
-            "outDir": str(self.out_dir),
+            "out_dir": str(self.out_dir),
             "outputs": self.outputs,
             "error": self.error.to_dict() if self.error else None,
             "steps": self.steps,
-            "pendingApproval": self.pending,
+            "pending_approval": self.pending,
             "journal": str(self.journal) if self.journal else None,
             "audit": self.audit,
-            "credentialProbes": self.probes,
+            "credential_probes": self.probes,
             "warnings": self.warnings,
         }
 
@@ -89,7 +89,7 @@ def conclude(
         {
             "status": result.status,
             "error": result.error.to_dict() if result.error else None,
-            "pendingApproval": result.pending,
+            "pending_approval": result.pending,
         },
     )
     _fire_events(result, router)

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from flightdeck.documents import DocumentKind, load_document
+from flightdeck.documents import Diagnostic, DocumentKind, load_document
 from flightdeck.drivers import (
     CodeDigestError,
     DriverCallError,
@@ -46,7 +46,7 @@ from flightdeck.drivers import (
     driver_code,
     load_driver,
 )
-from flightdeck.flightplan import CodePin
+from flightdeck.flightplan import CodePin, FlightPlan
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._invoker import ActionCall, ActionFailed, ActionInfo
 from flightdeck.launch._pins import changed, digest_for_freeze, pin_for, refused
@@ -79,6 +79,17 @@ class DriverInvoker:
         root, location = self._located(path)
         code = digest_for_freeze(path, self.workspace)
         return pin_for(connector, tool.rpartition("@")[0], root, location, code)
+
+    def check_plan(self, plan: FlightPlan) -> list[Diagnostic]:
+        """What `lint --workspace` reports: steps whose driver, tool, args or
+        outputs launch would refuse (freeze refuses on them too)."""
+        from flightdeck.launch._preflight import check_actions
+
+        return check_actions(plan, self.workspace, self.folders[1:])
+
+    def driver_file(self, connector: str) -> Path | None:
+        """The DRIVER.md launch would use for `connector` (nothing imported)."""
+        return self._index().get(connector)
 
     def _located(self, path: Path) -> tuple[str, str]:
         for index, folder in enumerate(self.folders):

@@ -167,6 +167,19 @@ async def resolve_inputs(
             f"missing input(s): {', '.join(missing)}",
             hint=" ".join(f"--input {name}=..." for name in missing),
         )
+    # Checked before any step runs: a constrained value may be substituted
+    # into a tool step's argv or hosts, so a bad one must never get that far.
+    broken = [
+        f"{item.name}: {why}"
+        for item in plan.inputs
+        if item.name in values and (why := item.violation(values[item.name])) is not None
+    ]
+    if broken:
+        raise LaunchError(
+            "input.constraint",
+            "input(s) break their constraint: " + "; ".join(broken),
+            hint="pass a value the input's constraint (enum or pattern) allows",
+        )
     return ResolvedInputs(values, launch_time, reads)
 
 
@@ -179,10 +192,10 @@ async def _read(item: Input, read_source: SourceReader | None) -> tuple[Any, dic
     value = select(result, path) if path else result
     read: dict[str, Any] = {
         "input": item.name,
-        "actionRef": ref,
+        "action_ref": ref,
         "args": {},
         "select": path,
-        "resultHash": value_hash(result),
-        "resultSummary": summarize(result),
+        "result_hash": value_hash(result),
+        "result_summary": summarize(result),
     }
     return value, read

@@ -86,8 +86,8 @@ class StepRow:
             "id": self.step_id,
             "kind": self.kind,
             "status": self.status,
-            "startedAt": self.started_at,
-            "finishedAt": self.finished_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
             "attempts": self.attempts,
             "error": self.error,
             "approval": self.approval,
@@ -110,18 +110,32 @@ class RunRow:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "runId": self.run_id,
+            "run_id": self.run_id,
             "plan": self.plan_name,
-            "planPath": self.plan_path,
-            "contentHash": self.content_hash,
+            "plan_path": self.plan_path,
+            "content_hash": self.content_hash,
             "status": self.status,
-            "startedAt": self.started_at,
-            "finishedAt": self.finished_at,
-            "launchTime": self.launch_time,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "launch_time": self.launch_time,
             "inputs": self.inputs,
             "options": self.options,
             "error": self.error,
         }
+
+
+# Journals written before the snake_case change stored these option names;
+# a resumed old run must still find its out dir and replay source.
+_LEGACY_OPTIONS = {
+    "noSandbox": "no_sandbox",
+    "replayOf": "replay_of",
+    "outDir": "out_dir",
+    "maxParallel": "max_parallel",
+}
+
+
+def _snake_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {_LEGACY_OPTIONS.get(key, key): value for key, value in options.items()}
 
 
 def _loads(text: str | None) -> Any:
@@ -324,7 +338,7 @@ class Journal:
                 run_id,
                 record["name"],
                 record.get("path"),
-                record["mimeType"],
+                record["mime_type"],
                 record["sha256"],
                 record["bytes"],
                 content,
@@ -338,7 +352,7 @@ class Journal:
             (run_id,),
         )
         return [
-            {"name": r[0], "path": r[1], "mimeType": r[2], "sha256": r[3], "bytes": r[4]}
+            {"name": r[0], "path": r[1], "mime_type": r[2], "sha256": r[3], "bytes": r[4]}
             for r in rows
         ]
 
@@ -354,6 +368,6 @@ def _run_row(row: tuple[Any, ...]) -> RunRow:
         row[6],
         row[7],
         json.loads(row[8]),
-        json.loads(row[9]),
+        _snake_options(json.loads(row[9])),
         _loads(row[10]),
     )

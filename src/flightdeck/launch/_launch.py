@@ -34,6 +34,7 @@ from flightdeck.flightplan import (
     Input,
     Keyring,
     SkillStore,
+    TrustState,
     content_hash,
     load_plan,
     verify_plan,
@@ -94,6 +95,7 @@ class Runtime:
     store: SkillStore | None = None
     keyring: Keyring | None = None
     expected_key: bytes | None = None  # `launch --key PUB`: the signer must be this key
+    trust: TrustState | None = None  # default: data_dir()/trust.json
 
 
 def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> VerifiedTarget:
@@ -110,7 +112,11 @@ def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> Verif
         return VerifiedTarget(loaded.plan, path, digest, unsigned=True)
     try:
         verified = verify_plan(
-            target, store=runtime.store, keyring=runtime.keyring, key=runtime.expected_key
+            target,
+            store=runtime.store,
+            keyring=runtime.keyring,
+            key=runtime.expected_key,
+            trust=runtime.trust,
         )
     except FlightPlanError as exc:
         hint = exc.hint
@@ -138,7 +144,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     if previous is not None:
         target = previous.plan_path
         options.unsigned = bool(previous.options.get("unsigned"))
-        options.replay = options.replay or previous.options.get("replayOf")
+        options.replay = options.replay or previous.options.get("replay_of")
     if options.decisions and previous is None:
         raise LaunchError(
             "resume.not_in_doubt",
@@ -168,7 +174,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     else:
         resolved = await _resolve(verified.plan, options, run_id, executor, router, replayed)
     out_dir = options.out_dir or Path(
-        (previous.options.get("outDir") if previous else None)
+        (previous.options.get("out_dir") if previous else None)
         or data_dir() / "runs" / run_id / "outputs"
     )
     if previous is None:
@@ -313,10 +319,10 @@ def _start_run(
 ) -> None:
     flags = {
         "unsigned": verified.unsigned,
-        "noSandbox": options.settings.no_sandbox,
-        "replayOf": replayed.run_id if replayed else None,
-        "outDir": str(out_dir),
-        "maxParallel": options.max_parallel,
+        "no_sandbox": options.settings.no_sandbox,
+        "replay_of": replayed.run_id if replayed else None,
+        "out_dir": str(out_dir),
+        "max_parallel": options.max_parallel,
     }
     runtime.journal.create_run(
         run_id,
@@ -333,12 +339,12 @@ def _start_run(
         {
             "plan": verified.plan.name,
             "version": verified.version,
-            "contentHash": verified.content_hash,
+            "content_hash": verified.content_hash,
             "signer": verified.signer,
             "publisher": verified.publisher,
-            "launchTime": resolved.launch_time,
+            "launch_time": resolved.launch_time,
             "inputs": resolved.values,
-            "sourceReads": resolved.source_reads,
+            "source_reads": resolved.source_reads,
             **flags,
             **code,
         },

@@ -30,7 +30,7 @@ _ENTRY_KEYS = {"path", "mimeType", "encoding", "content"}
 
 @dataclass(frozen=True)
 class Materialized:
-    record: dict[str, Any]  # name, path, mimeType, sha256, bytes, target
+    record: dict[str, Any]  # name, path, mime_type, sha256, bytes, target
     content: str
 
 
@@ -140,7 +140,7 @@ def materialize(output: Output, value: Any, out_dir: Path) -> Materialized:
     record: dict[str, Any] = {
         "name": output.name,
         "path": None,
-        "mimeType": output.mime_type,
+        "mime_type": output.mime_type,
         "sha256": hashlib.sha256(data).hexdigest(),
         "bytes": len(data),
         "target": output.publish_target or "none",

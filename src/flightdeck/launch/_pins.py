@@ -93,20 +93,20 @@ def refused(pin: CodePin, what: str) -> LaunchError:
 
 def check_code(plan: FlightPlan, invoker: object) -> dict[str, Any]:
     """Check the plan's code pins with the invoker; the audit fields to add
-    to the run record (`codePins`, or `codePinned: false` with a warning)."""
+    to the run record (`code_pins`, or `code_pinned: false` with a warning)."""
     if not action_refs(plan):
         return {}
     pins = plan.lock.code_pins if plan.lock is not None else ()
     if not pins:
-        return {"codePinned": False, "warning": UNPINNED}
+        return {"code_pinned": False, "warning": UNPINNED}
     if not isinstance(invoker, PinningInvoker):
         # A host that brings its own invoker decides what code runs.
         return {
-            "codePinned": False,
+            "code_pinned": False,
             "warning": "code not pinned: this runtime's action invoker does not check pins",
         }
     invoker.check_pins(pins)
-    return {"codePinned": True, "codePins": {pin.driver: pin.digest for pin in pins}}
+    return {"code_pinned": True, "code_pins": {pin.driver: pin.digest for pin in pins}}
 
 
 def frozen_workspace(target: str | Path | None, resume: str | None = None) -> Path | None:

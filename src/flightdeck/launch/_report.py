@@ -27,7 +27,7 @@ def run_report(run_id: str, journal: Journal, audit: AuditReader | None) -> dict
     steps = []
     for step in journal.steps(run_id):
         entry = step.to_dict()
-        entry["durationMs"] = _duration_ms(step.started_at, step.finished_at)
+        entry["duration_ms"] = _duration_ms(step.started_at, step.finished_at)
         steps.append(entry)
     approvals = [
         {"step": step["id"], "decision": step["approval"]}
@@ -47,11 +47,11 @@ def run_report(run_id: str, journal: Journal, audit: AuditReader | None) -> dict
 def run_list(journal: Journal, limit: int = 50) -> list[dict[str, Any]]:
     return [
         {
-            "runId": row.run_id,
+            "run_id": row.run_id,
             "plan": row.plan_name,
             "status": row.status,
-            "startedAt": row.started_at,
-            "finishedAt": row.finished_at,
+            "started_at": row.started_at,
+            "finished_at": row.finished_at,
         }
         for row in journal.runs(limit)
     ]

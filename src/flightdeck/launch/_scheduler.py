@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flightdeck.flightplan import FlightPlan, Step, StepGraph
+from flightdeck.flightplan import FlightPlan, Step, StepGraph, substitute_inputs
 from flightdeck.launch._approval import PENDING, Approvals
 from flightdeck.launch._audit import AuditRouter
 from flightdeck.launch._errors import LaunchError
@@ -24,6 +25,8 @@ from flightdeck.launch._events import EventSink, LaunchEvent
 from flightdeck.launch._executor import Executor
 from flightdeck.launch._journal import Journal
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
+
+_HOST = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9*.-]*(?::[0-9]+)?$")
 
 
 @dataclass
@@ -144,8 +147,12 @@ class Scheduler:
         kind = step.kind or "?"
         approval = "not-required"
         contract: dict[str, Any] | None = None
+        step_data: dict[str, Any] = dict(step.raw)
+        hosts: list[str] | None = None
         try:
             values = self._values(step)
+            if kind == "tool":
+                step_data, hosts = self._substituted(step)
             if kind == "action-call":
                 requirement = self.plan.action(step.action_ref or "")
                 if requirement is None or requirement.trust_contract is None:
@@ -178,17 +185,52 @@ class Scheduler:
             run_id=self.run_id,
             step_id=step.id,
             kind=kind,
-            step=dict(step.raw),
+            step=step_data,
             values=values,
             launch_time=self.launch_time,
             contract=contract,
             approval=approval,
-            step_hosts=list(self._sealed_hosts(step)) if kind == "tool" else None,
+            step_hosts=hosts,
             replay=self.replay.get(step.id) if kind == "llm-seam" else None,
+            prompt_context=self._prompt_context(step) if kind == "llm-seam" else None,
             tool_versions=self._locked_versions() if kind == "tool" else None,
             image=self._locked_image() if kind == "tool" else None,
             settings=self.settings,
         )
+
+    def _substituted(self, step: Step) -> tuple[dict[str, Any], list[str]]:
+        """The tool step with `{{ inputs.x }}` replaced in its argv and sealed
+        hosts by the resolved values (each already checked against the
+        input's constraint). Each token stays inside its one argv element:
+        the argv is executed without a shell."""
+        data = dict(step.raw)
+        command = data.get("command")
+        if isinstance(command, list):
+            data["command"] = [
+                substitute_inputs(part, self.inputs) if isinstance(part, str) else part
+                for part in command
+            ]
+        hosts = [substitute_inputs(host, self.inputs) for host in self._sealed_hosts(step)]
+        for host in hosts:
+            if not _HOST.match(host):
+                raise LaunchError(
+                    "tool.invalid_host",
+                    f"host {host!r} (after substituting inputs) is not a host name",
+                    step=step.id,
+                    hint="tighten the input's constraint so it only allows host name parts",
+                )
+        return data, hosts
+
+    def _prompt_context(self, step: Step) -> dict[str, Any]:
+        """`inputs` and `steps` for an llm-seam prompt written in Aileron's
+        grammar (`{{ inputs.x }}`, `{{ steps.a.out }}`); bindings are passed
+        beside them under their own names, and win on a clash."""
+        done = {
+            step_id: dict(memo.get("outputs", {}))
+            for step_id, memo in self.state.done.items()
+            if step_id in step.dependencies()
+        }
+        return {"inputs": dict(self.inputs), "steps": done}
 
     def _locked_versions(self) -> dict[str, str]:
         lock = self.plan.lock

@@ -37,7 +37,7 @@ def render_prompt(task: StepTask) -> str:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
     env.filters["tojson"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)
     try:
-        return env.from_string(source).render(**task.values)
+        return env.from_string(source).render(**{**(task.prompt_context or {}), **task.values})
     except TemplateError as exc:
         raise LaunchError("seam.prompt", f"prompt template: {exc}") from None
 
@@ -77,7 +77,7 @@ async def run_seam(task: StepTask, services: StepServices) -> StepOutcome:
         "step": task.step_id,
         "provider": getattr(provider, "name", "?"),
         "model": response.model or model,
-        "promptSha256": "sha256:" + sha256_hex(prompt.encode("utf-8")),
+        "prompt_sha256": "sha256:" + sha256_hex(prompt.encode("utf-8")),
         "response": value_hash(value),
         "usage": {"input": response.usage.input_tokens, "output": response.usage.output_tokens},
         "replayed": False,

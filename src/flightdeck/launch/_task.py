@@ -44,6 +44,7 @@ class StepTask:
     replay: dict[str, Any] | None = None  # llm-seam: recorded outputs to reuse
     tool_versions: dict[str, str] | None = None  # tool: lock.resolvedCapabilitySet
     image: str | None = None  # tool: the pinned image (lock.resolvedImages), run inside it
+    prompt_context: dict[str, Any] | None = None  # llm-seam: `inputs` and `steps` for tokens
     settings: StepSettings = field(default_factory=StepSettings)
 
     def to_dict(self) -> dict[str, Any]:

@@ -40,8 +40,8 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
         "sandbox": "bubblewrap" if bwrap else "none",
         "network": "hosts" if hosts else "none",
         "environment": _environment(task.image, bwrap),
-        "allowedHosts": hosts,
-        "allowedEndpoints": [],
+        "allowed_hosts": hosts,
+        "allowed_endpoints": [],
         "contacted": [],
     }
     audit = [{"kind": "launch.tool_network", "fields": record}]
@@ -54,12 +54,12 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
                 " to run tool steps unsandboxed (recorded in the audit)",
             )
         proxy = _proxy(hosts)
-        record["allowedEndpoints"] = sorted(str(e) for e in proxy.endpoints)
+        record["allowed_endpoints"] = sorted(str(e) for e in proxy.endpoints)
         rootfs = await _image_rootfs(task, record) if task.image and bwrap else None
         command = [str(part) for part in task.step.get("command", [])]
         if command and task.tool_versions:
             inside = (bwrap, rootfs) if bwrap and rootfs else None
-            record["toolVersion"] = await check_tool_version(
+            record["tool_version"] = await check_tool_version(
                 command[0], task.tool_versions, inside=inside
             )
         with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:

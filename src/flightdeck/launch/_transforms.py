@@ -18,6 +18,11 @@ Built-ins:
   JSON text (RFC 8785).
 - `select`: the binding `path` (RFC 9535 JSONPath) applied to the binding
   `value` (or the other single binding); a list of matches.
+- `html-render`: the binding `markdown` (or the single binding), CommonMark
+  plus tables rendered by markdown-it-py, then sanitized by nh3 (ammonia):
+  no script, style, event handler or `javascript:` URL survives, and links
+  get `rel="noopener noreferrer"`. Raw HTML in the markdown is escaped
+  before sanitizing, so the output only holds what markdown itself makes.
 """
 
 from __future__ import annotations
@@ -149,12 +154,29 @@ def _select(bindings: Mapping[str, Any], ctx: TransformContext) -> list[Any]:
         ) from None
 
 
+def _html_render(bindings: Mapping[str, Any], ctx: TransformContext) -> str:
+    import nh3
+    from markdown_it import MarkdownIt
+
+    text = bindings["markdown"] if "markdown" in bindings else _single(bindings, ctx.step_id)
+    if not isinstance(text, str):
+        raise LaunchError(
+            "transform.bindings", "html-render needs markdown text (a string)", step=ctx.step_id
+        )
+    # html=False: raw HTML in the markdown is escaped text, never markup; nh3
+    # then removes anything unsafe markdown itself could produce (a link to
+    # `javascript:` or `data:`), so the result is safe to embed in a page.
+    html = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    return nh3.clean(html, link_rel="noopener noreferrer")
+
+
 _BUILTINS: dict[str, Transform] = {
     "identity": _identity,
     "template": _template,
     "csv": _csv,
     "json": _json,
     "select": _select,
+    "html-render": _html_render,
 }
 
 

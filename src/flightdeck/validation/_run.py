@@ -14,6 +14,7 @@ from flightdeck.documents import (
     ScanEntry,
     Severity,
     load_document,
+    merge_overlapping,
     scan_paths,
 )
 from flightdeck.validation._checks import CheckSet, default_checks
@@ -65,7 +66,8 @@ def _validate_one(entry: ScanEntry, options: ValidateOptions, checks: CheckSet) 
             return FileReport(entry.path, None, (note,), skipped=True)
         return FileReport(entry.path, None, result.diagnostics)
     extra = _run_checks(result.document, checks.get(result.document.kind, ()))
-    return FileReport(entry.path, result.document.kind, result.diagnostics + extra)
+    diagnostics = merge_overlapping(result.diagnostics, extra)
+    return FileReport(entry.path, result.document.kind, diagnostics)
 
 
 def _run_checks(
