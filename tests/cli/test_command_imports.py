@@ -43,6 +43,8 @@ NETWORK_AND_UI = [
     "starlette",
     "uvicorn",
     "flightdeck.ui",
+    "acp",  # the Agent Client Protocol library: `agent --acp` only
+    "flightdeck.agent.acp",
 ]
 RUNTIME = [
     "asyncio",

@@ -197,19 +197,24 @@ class AgentSession:
         content.extend(b for b in attached if isinstance(b, ImageBlock))
         content.extend(b for b in attached if isinstance(b, TextBlock))
         content.append(TextBlock(command.text))
+        self.submit(command.msg_id, Message("user", content), command.text)
+
+    def submit(self, msg_id: str, user: Message, title: str) -> None:
+        """Run a turn for `user` now, or after the running and queued ones.
+        `title` names a new session. Transports other than the JSON stream
+        (ACP) build the user message themselves and enter here."""
         self._had_message = True
-        user = Message("user", content)
         if self.busy or self._queue:
-            self._queue.append((command.msg_id, user))
+            self._queue.append((msg_id, user))
             self.emit(
                 p.InfoEvent(
-                    msg_id=command.msg_id,
+                    msg_id=msg_id,
                     message="A turn is running; this message is queued and runs next.",
                 )
             )
             return
-        self._write_title(command.text)
-        self._task = asyncio.create_task(self._run_turn(command.msg_id, user))
+        self._write_title(title)
+        self._task = asyncio.create_task(self._run_turn(msg_id, user))
 
     def _on_decision(self, command: p.ToolApproveCommand | p.ToolDenyCommand) -> None:
         entry = self.pending.pop(command.call_id, None)

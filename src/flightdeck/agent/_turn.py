@@ -46,6 +46,9 @@ class TurnState:
     # the reply whose tools are being settled, and the results so far
     reply: Message | None = None
     results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    # why the turn ended, for transports that report it (ACP's stopReason):
+    # the last model reply's stop reason, or "max_turns"
+    stop_reason: str = "end_turn"
 
 
 def _retry_message(exc: ProviderError, attempt: int, tries: int) -> str:
@@ -75,6 +78,7 @@ class Turn:
                 if response is None:
                     return
                 self.state.usage = self.state.usage + response.usage
+                self.state.stop_reason = response.stop_reason
                 reply = Message("assistant", list(response.content))
             calls = [b for b in reply.content if isinstance(b, ToolUseBlock)]
             if not calls:
@@ -85,6 +89,7 @@ class Turn:
             self.s.commit([reply, self._results_message(calls)])
             self.state.reply = None
             self.state.results = {}
+        self.state.stop_reason = "max_turns"
         self.emit(
             p.InfoEvent(
                 msg_id=self.state.msg_id,

@@ -14,6 +14,11 @@ import click
 @click.command()
 @click.option("--json-stream", is_flag=True, help="Speak the JSON Stream Protocol on stdin/stdout.")
 @click.option(
+    "--acp",
+    is_flag=True,
+    help="Speak the Agent Client Protocol on stdin/stdout (Zed and other ACP clients).",
+)
+@click.option(
     "--provider",
     # Not a click.Choice: an unknown provider must reach the host as a
     # `config_error` event on stdout, not as a usage message on stderr.
@@ -39,7 +44,7 @@ import click
     help="List the tools the agent would offer (built-in, Spawn, MCP, manifest) and exit.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def agent(json_stream: bool, list_tools: bool, fmt: str, **flags: Any) -> None:
+def agent(json_stream: bool, acp: bool, list_tools: bool, fmt: str, **flags: Any) -> None:
     """Run the coding agent.
 
     \b
@@ -48,6 +53,7 @@ def agent(json_stream: bool, list_tools: bool, fmt: str, **flags: Any) -> None:
       flightdeck agent --json-stream --provider anthropic --max-turns 30
       flightdeck agent --json-stream --resume latest --workspace ./repo
       flightdeck agent --json-stream --provider openai --base-url http://localhost:8000/v1
+      flightdeck agent --acp --provider anthropic   # for Zed (docs/acp.md)
       flightdeck agent --list-tools --workspace ./repo --format json
 
     Credentials come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY,
@@ -61,6 +67,18 @@ def agent(json_stream: bool, list_tools: bool, fmt: str, **flags: Any) -> None:
         from flightdeck.cli._agent_tools import print_tools
 
         sys.exit(print_tools(flags, fmt))
+    if json_stream and acp:
+        raise click.UsageError("--json-stream and --acp cannot be used together")
+    if acp:
+        if flags.get("session_id") or flags.get("resume"):
+            # ACP names sessions itself (session/new, session/load).
+            raise click.UsageError("--session-id and --resume do not apply to --acp")
+        from flightdeck.agent.acp import run_acp
+
+        code = asyncio.run(run_acp(flags))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # as for --json-stream: no interpreter teardown
     if json_stream:
         from flightdeck.agent import run_json_stream
 

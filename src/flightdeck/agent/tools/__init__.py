@@ -10,13 +10,15 @@ from flightdeck.agent.tools._base import (
     ToolFailure,
     ToolOutput,
     Workspace,
+    arg_bool,
+    arg_str,
     truncate,
 )
-from flightdeck.agent.tools._bash import BashTool
-from flightdeck.agent.tools._edit import EditTool
+from flightdeck.agent.tools._bash import BashTool, bash_call, bash_launch
+from flightdeck.agent.tools._edit import EditTool, replace_text, unified_diff
 from flightdeck.agent.tools._glob import GlobTool
 from flightdeck.agent.tools._grep import GrepTool
-from flightdeck.agent.tools._read import ReadTool
+from flightdeck.agent.tools._read import IMAGE_TYPES, ReadTool, numbered_lines, read_window
 from flightdeck.agent.tools._sandbox import (
     SandboxConfigError,
     SandboxSettings,
@@ -32,6 +34,7 @@ def builtin_tools() -> list[Tool]:
 
 
 __all__ = [
+    "IMAGE_TYPES",
     "MAX_OUTPUT_CHARS",
     "BashTool",
     "Category",
@@ -46,8 +49,16 @@ __all__ = [
     "ToolOutput",
     "Workspace",
     "WriteTool",
+    "arg_bool",
+    "arg_str",
+    "bash_call",
+    "bash_launch",
     "builtin_tools",
+    "numbered_lines",
     "parse_sandbox",
+    "read_window",
+    "replace_text",
     "sandbox_state",
     "truncate",
+    "unified_diff",
 ]

@@ -44,14 +44,15 @@ class Workspace:
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
 
-    def resolve(self, raw: str, name: str = "path") -> Path:
+    def resolve(self, raw: str, name: str = "path", *, create_dirs: bool = False) -> Path:
         """The real path inside the workspace that `raw` names (links that stay
-        inside resolved); raises `ToolFailure` for anything else. For display
-        and walking starts only: files are opened through `_fs.beneath`."""
+        inside resolved); raises `ToolFailure` for anything else. For display,
+        walking starts and files another party opens (an ACP client's file
+        system): the agent opens files through `_fs.beneath`."""
         from flightdeck.agent.tools._fs import beneath, check_path_arg
 
         check_path_arg(raw, name)
-        with beneath(self.root, raw) as loc:
+        with beneath(self.root, raw, create_dirs=create_dirs) as loc:
             return self.root / loc.rel
 
     def display(self, path: Path) -> str:

@@ -146,6 +146,20 @@ async def _run(launch: _Launch, ws: Workspace, timeout_ms: int) -> tuple[int, by
     return code, out, err
 
 
+def bash_call(args: dict[str, Any]) -> tuple[str, int]:
+    """A Bash call's command and timeout (ms), checked and clamped."""
+    command = arg_str(args, "command")
+    timeout_ms = arg_int(args, "timeout", DEFAULT_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS
+    if "\x00" in command:
+        raise ToolFailure("argument command contains a NUL byte")
+    return command, min(max(timeout_ms, 1), MAX_TIMEOUT_MS)
+
+
+# How a command is run (argv, environment, egress proxy) per `[agent.sandbox]`,
+# for a party that runs it elsewhere (an ACP client's terminal).
+bash_launch = _launch
+
+
 class BashTool:
     name = "Bash"
     category: Category = "exec"
@@ -167,11 +181,7 @@ class BashTool:
         return f"Run: {args.get('command', '?')}"
 
     async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
-        command = arg_str(args, "command")
-        timeout_ms = arg_int(args, "timeout", DEFAULT_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS
-        timeout_ms = min(max(timeout_ms, 1), MAX_TIMEOUT_MS)
-        if "\x00" in command:
-            raise ToolFailure("argument command contains a NUL byte")
+        command, timeout_ms = bash_call(args)
         async with _launch(ws, command) as launch:
             code, out, err = await _run(launch, ws, timeout_ms)
         text = f"exit code: {code}"

@@ -84,7 +84,7 @@ class EditTool:
                 before = raw_bytes.decode("utf-8")
             except UnicodeDecodeError:
                 raise ToolFailure(f"{raw_path} is not UTF-8 text; Edit cannot change it") from None
-            after = _replace(before, old, new, replace_all, raw_path)
+            after = replace_text(before, old, new, replace_all, raw_path)
             try:
                 data = after.encode("utf-8")
             except UnicodeEncodeError:
@@ -94,7 +94,8 @@ class EditTool:
         return ToolOutput(truncate(diff), output_type="diff", metadata={"file_path": str(path)})
 
 
-def _replace(before: str, old: str, new: str, replace_all: bool, raw_path: str) -> str:
+def replace_text(before: str, old: str, new: str, replace_all: bool, raw_path: str) -> str:
+    """Edit's replacement (exactly once unless `replace_all`; CRLF kept)."""
     crlf = "\r\n" in before and before.count("\r\n") == before.count("\n")
     text = before.replace("\r\n", "\n") if crlf else before
     if crlf:

@@ -55,8 +55,7 @@ class ReadTool:
     async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
         raw = arg_str(args, "file_path")
         check_path_arg(raw, "file_path")
-        offset = max(arg_int(args, "offset", 1) or 1, 1)
-        limit = max(arg_int(args, "limit", DEFAULT_LIMIT) or DEFAULT_LIMIT, 1)
+        offset, limit = read_window(args)
         with beneath(ws.root, raw) as loc:
             if is_dir_at(loc):
                 raise ToolFailure(f"{raw} is a directory")
@@ -73,14 +72,26 @@ class ReadTool:
         if looks_binary(data):
             raise ToolFailure(f"{raw} is a binary file ({len(data)} bytes)")
         ws.remember(path, st)
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        if not lines:
-            return ToolOutput("(empty file)")
-        chosen = lines[offset - 1 : offset - 1 + limit]
-        if not chosen:
-            raise ToolFailure(f"offset {offset} is past the end of the file ({len(lines)} lines)")
-        numbered = [f"{n:>6}\t{line[:MAX_LINE]}" for n, line in enumerate(chosen, start=offset)]
-        rest = len(lines) - (offset - 1 + len(chosen))
-        if rest > 0:
-            numbered.append(f"... ({rest} more lines; use offset/limit to read them)")
-        return ToolOutput(truncate("\n".join(numbered)))
+        return ToolOutput(numbered_lines(data.decode("utf-8", errors="replace"), offset, limit))
+
+
+def read_window(args: dict[str, Any]) -> tuple[int, int]:
+    """The (offset, limit) a Read call asks for, defaults applied."""
+    offset = max(arg_int(args, "offset", 1) or 1, 1)
+    return offset, max(arg_int(args, "limit", DEFAULT_LIMIT) or DEFAULT_LIMIT, 1)
+
+
+def numbered_lines(text: str, offset: int, limit: int) -> str:
+    """What Read answers for a text: lines `offset`.. numbered like `cat -n`
+    (shared with the ACP client's file system, so the model sees one format)."""
+    lines = text.splitlines()
+    if not lines:
+        return "(empty file)"
+    chosen = lines[offset - 1 : offset - 1 + limit]
+    if not chosen:
+        raise ToolFailure(f"offset {offset} is past the end of the file ({len(lines)} lines)")
+    numbered = [f"{n:>6}\t{line[:MAX_LINE]}" for n, line in enumerate(chosen, start=offset)]
+    rest = len(lines) - (offset - 1 + len(chosen))
+    if rest > 0:
+        numbered.append(f"... ({rest} more lines; use offset/limit to read them)")
+    return truncate("\n".join(numbered))

@@ -1,0 +1,53 @@
+"""The agent over the Agent Client Protocol (`flightdeck agent --acp`).
+
+The same engine as the JSON stream (`AgentSession`), reached through the
+`agent-client-protocol` library's JSON-RPC connection instead of JSON lines.
+Importing this package imports that library; nothing else in flightdeck does.
+See docs/acp.md for how each ACP method and update maps to the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from acp import Agent
+
+
+async def run_acp(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> int:
+    """Serve ACP on stdin/stdout until the client closes stdin; the exit code."""
+    from acp import run_agent
+
+    from flightdeck.agent._transport import sigterm_hook
+    from flightdeck.agent.acp._framing import StdioFrames
+    from flightdeck.agent.acp._server import FlightdeckAgent
+
+    agent = FlightdeckAgent(flags, os.environ if env is None else env)
+    # The methods ACP marks optional or unstable are left out (the library
+    # answers them method-not-found), so this is not the full Protocol.
+    frames = StdioFrames(sys.stdin.buffer, sys.stdout.buffer)
+    serving = asyncio.ensure_future(run_agent(cast("Agent", agent), frames))
+
+    # SIGTERM/SIGINT end serving like EOF does: turns are cancelled, MCP
+    # servers closed; every completed step is already on disk.
+    def stop() -> None:
+        serving.cancel()
+
+    sigterm_hook(stop)
+    try:
+        await asyncio.wait({serving})
+    finally:
+        if not serving.done():
+            serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+        await agent.close()
+    if not serving.cancelled() and (error := serving.exception()) is not None:
+        raise error
+    return 0
+
+
+__all__ = ["run_acp"]

@@ -1,0 +1,142 @@
+"""Read, Write and Edit through the ACP client's file system.
+
+When the client advertises `fs.readTextFile` and `fs.writeTextFile`, text
+goes through `fs/read_text_file` and `fs/write_text_file`, so the model sees
+the editor's unsaved buffers and the editor sees (and can undo) every change.
+The workspace confinement stays the agent's: a path is resolved inside the
+workspace first (`Workspace.resolve`, links judged as for the disk tools),
+and only that absolute path is sent. Images are still read from disk (the
+client's fs is text only). Edit's rule is kept with content in place of
+mtimes: a file must have been read (or written) in this session, and be the
+same text now, before it is edited.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from acp import Client
+
+from flightdeck.agent.tools import (
+    IMAGE_TYPES,
+    Tool,
+    ToolFailure,
+    ToolOutput,
+    Workspace,
+    arg_bool,
+    arg_str,
+    numbered_lines,
+    read_window,
+    replace_text,
+    truncate,
+    unified_diff,
+)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ClientFiles:
+    """One session's view of the client's file system."""
+
+    def __init__(self, client: Client, session_id: str) -> None:
+        self.client = client
+        self.session_id = session_id
+        self.seen: dict[Path, str] = {}  # path -> digest of the text last read or written
+
+    async def read(self, path: Path, raw: str) -> str:
+        try:
+            reply = await self.client.read_text_file(session_id=self.session_id, path=str(path))
+        except Exception as exc:  # the client's refusal or failure is the tool's answer
+            raise ToolFailure(f"cannot read {raw}: {exc}") from None
+        return str(reply.content)
+
+    async def read_or_none(self, path: Path) -> str | None:
+        """The text, or None for a file the client cannot read (a new file)."""
+        try:
+            return await self.read(path, str(path))
+        except ToolFailure:
+            return None
+
+    async def write(self, path: Path, raw: str, text: str) -> None:
+        try:
+            await self.client.write_text_file(
+                session_id=self.session_id, path=str(path), content=text
+            )
+        except Exception as exc:
+            raise ToolFailure(f"cannot write {raw}: {exc}") from None
+        self.seen[path] = _digest(text)
+
+
+class _Wrapped:
+    """Name, description, schema and summary of the disk tool it stands for."""
+
+    def __init__(self, disk: Tool, files: ClientFiles) -> None:
+        self.disk = disk
+        self.files = files
+        self.name = disk.name
+        self.category = disk.category
+        self.description = disk.description
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.disk.input_schema
+
+    def summary(self, args: dict[str, Any]) -> str:
+        return self.disk.summary(args)
+
+
+class ClientRead(_Wrapped):
+    async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
+        raw = arg_str(args, "file_path")
+        path = ws.resolve(raw, "file_path")
+        if path.suffix.lower() in IMAGE_TYPES or path.is_dir():
+            return await self.disk.run(args, ws)  # images (and the directory error) from disk
+        offset, limit = read_window(args)
+        text = await self.files.read(path, raw)
+        self.files.seen[path] = _digest(text)
+        return ToolOutput(numbered_lines(text, offset, limit))
+
+
+class ClientWrite(_Wrapped):
+    async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
+        raw = arg_str(args, "file_path")
+        content = arg_str(args, "content")
+        path = ws.resolve(raw, "file_path", create_dirs=True)
+        if path.exists() and not path.is_file():
+            raise ToolFailure(f"{raw} exists and is not a regular file")
+        existed = path.exists()
+        await self.files.write(path, raw, content)
+        verb = "Updated" if existed else "Created"
+        return ToolOutput(f"{verb} {ws.display(path)} ({len(content)} characters)")
+
+
+class ClientEdit(_Wrapped):
+    async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
+        raw = arg_str(args, "file_path")
+        old, new = arg_str(args, "old_string"), arg_str(args, "new_string")
+        replace_all = arg_bool(args, "replace_all")
+        path = ws.resolve(raw, "file_path")
+        seen = self.files.seen.get(path)
+        if seen is None:
+            raise ToolFailure(f"Read {raw} before editing it")
+        if old == new:
+            raise ToolFailure("old_string and new_string are the same")
+        before = await self.files.read(path, raw)
+        if _digest(before) != seen:
+            raise ToolFailure(f"{raw} changed since it was last read; read it again")
+        after = replace_text(before, old, new, replace_all, raw)
+        await self.files.write(path, raw, after)
+        diff = unified_diff(before, after, ws.display(path))
+        return ToolOutput(truncate(diff), output_type="diff", metadata={"file_path": str(path)})
+
+
+def use_client_fs(tools: dict[str, Tool], files: ClientFiles) -> None:
+    """Put the client-backed Read, Write and Edit in place of the disk ones."""
+    for name, kind in (("Read", ClientRead), ("Write", ClientWrite), ("Edit", ClientEdit)):
+        disk = tools.get(name)
+        if disk is not None:
+            tools[name] = kind(disk, files)

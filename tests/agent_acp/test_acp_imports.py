@@ -1,0 +1,46 @@
+"""The ACP library is imported by `agent --acp` only: the JSON stream, the
+terminal chat and every other command start without it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.agent_acp._harness import FLIGHTDECK
+
+
+def _imported(args: list[str], cwd: Path) -> set[str]:
+    env = {"ANTHROPIC_API_KEY": "test", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", FLIGHTDECK, "agent", *args],
+        input=b"",
+        capture_output=True,
+        cwd=cwd,
+        env={**env, "FLIGHTDECK_HOME": str(cwd / "home")},
+        timeout=60,
+    )
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.decode(errors="replace").splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_json_stream_does_not_import_acp(tmp_path: Path) -> None:
+    modules = _imported(["--json-stream"], tmp_path)
+    assert "flightdeck.agent._engine" in modules  # the probe saw the agent start
+    assert not {m for m in modules if m == "acp" or m.startswith(("acp.", "flightdeck.agent.acp"))}
+
+
+def test_acp_refuses_json_stream_and_session_flags(tmp_path: Path) -> None:
+    for extra in (["--json-stream"], ["--resume", "latest"], ["--session-id", "s1"]):
+        done = subprocess.run(
+            [FLIGHTDECK, "agent", "--acp", *extra],
+            input=b"",
+            capture_output=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+        assert done.returncode == 2, extra
+        assert b"--acp" in done.stderr and b"acp.schema" not in done.stderr
