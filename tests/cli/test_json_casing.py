@@ -11,9 +11,11 @@ under exactly the names the plan declared.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ import click
 import pytest
 
 from flightdeck.cli._main import cli
-from tests.cli._run import run
+from tests.cli._run import FLIGHTDECK, run
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ROOT / "examples" / "flightplans" / "metrics-digest"
@@ -53,7 +55,8 @@ SPEC_NAMES = _spec_audit_fields()
 
 # Objects under these keys are maps keyed by a user's names (tool ids, step
 # ids, input names, MCP server names), not field names: their keys are data.
-ID_MAPS = {"tools", "steps", "inputs", "mcp_servers"}
+# Objects keyed by ids or refs (data, not field names).
+ID_MAPS = {"tools", "steps", "inputs", "mcp_servers", "entries", "code_pins"}
 
 
 def non_snake_keys(value: Any, where: str = "", keys_are_data: bool = False) -> list[str]:
@@ -129,7 +132,23 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     for name in ("openai-sdk", "openai-stream-sdk"):
         shutil.rmtree(tmp / "drivers" / ".drivers" / name)
     drivers = str(tmp / "drivers")
+    workspace = tmp / "workspace"
+    shutil.copytree(ROOT / "examples" / "workspace", workspace)
+    # A second key, for `sign` (co-signing) and then `keyring revoke`.
+    subprocess.run(
+        [str(FLIGHTDECK), "keys", "generate", "--out", str(keys), "--name", "second"],
+        env={**os.environ, **env},
+        capture_output=True,
+        check=True,
+    )
     steps: list[tuple[str, list[str]]] = [
+        ("config path", ["config", "path"]),
+        ("config show", ["config", "show"]),
+        ("lock create", ["lock", "create", "--workspace", str(workspace)]),
+        ("lock check", ["lock", "check", "--workspace", str(workspace)]),
+        ("lock update", ["lock", "update", "--workspace", str(workspace)]),
+        ("images list", ["images", "list"]),
+        ("images prune", ["images", "prune"]),
         ("keys generate", ["keys", "generate", "--out", str(keys), "--name", "demo"]),
         ("keyring trust", ["keyring", "trust", PUBLISHER, "--key", str(keys / "demo.pub")]),
         ("keyring list", ["keyring", "list"]),
@@ -141,6 +160,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             [
                 "freeze",
                 str(PLAN / "SKILL.md"),
+                "--workspace",
+                str(PLAN),
                 "--signing-key",
                 str(keys / "demo.key"),
                 "--publisher",
@@ -167,6 +188,9 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         ),
         ("runs list", ["runs", "list"]),
         ("runs show", ["runs", "show", "RUN"]),
+        ("audit list", ["audit", "list"]),
+        ("audit show", ["audit", "show", "RUN"]),
+        ("sign", ["sign", "metrics-digest@1.0.0", "--signing-key", str(keys / "second.key")]),
         ("inspect", ["inspect", str(ROOT / "examples/workspace/.tools/notes-append/TOOL.md")]),
         ("drivers list", ["drivers", "list", "--workspace", drivers]),
         ("drivers show", ["drivers", "show", "textstats-local", "--workspace", drivers]),
@@ -184,12 +208,13 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         ("sessions list", ["sessions", "list"]),
         ("sessions show", ["sessions", "show", "latest"]),
         ("agent", ["agent", "--list-tools", "--workspace", str(tmp)]),
+        ("keyring revoke", ["keyring", "revoke", str(keys / "second.pub")]),
         ("keyring untrust", ["keyring", "untrust", PUBLISHER]),
     ]
     seen: dict[str, Any] = {}
     for name, args in steps:
-        if name == "runs show":
-            args = ["runs", "show", seen["launch"]["run_id"]]
+        if name in ("runs show", "audit show"):
+            args = [*args[:2], seen["launch"]["run_id"]]
         done = run(*args, "--format", "json", env=env)
         assert done.stdout.strip(), f"{name}: no JSON output; stderr {done.stderr}"
         seen[name] = json.loads(done.stdout)
@@ -233,7 +258,13 @@ def test_old_camel_case_keyring_is_read(fd_home: Path) -> None:
     (fd_home / "data" / "keyring.json").write_text(json.dumps({"keys": [old]}), "utf-8")
     listed = json.loads(run("keyring", "list", "--format", "json").stdout)
     assert listed == [
-        {"publisher": "github://acme", "key_id": key_id, "public_key": public, "added_at": "t"}
+        {
+            "publisher": "github://acme",
+            "key_id": key_id,
+            "public_key": public,
+            "added_at": "t",
+            "revoked": None,
+        }
     ]
 
 
@@ -243,6 +274,8 @@ def test_old_camel_case_trust_state_is_read(fd_home: Path) -> None:
     frozen = run(
         "freeze",
         str(PLAN / "SKILL.md"),
+        "--workspace",
+        str(PLAN),
         "--signing-key",
         str(fd_home / "k" / "flightdeck.key"),
         "--publisher",
