@@ -61,7 +61,7 @@ def paused(tmp_path: Path) -> tuple[Path, dict[str, str], str]:
         check=False,
     )
     assert first.returncode == 3, first.stderr
-    return ws, env, str(json.loads(first.stdout)["runId"])
+    return ws, env, str(json.loads(first.stdout)["run_id"])
 
 
 def test_ui_serves_only_with_the_printed_token(

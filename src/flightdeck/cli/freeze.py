@@ -32,9 +32,9 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Where .drivers/ and flightdeck.toml are: the drivers whose code is pinned.",
+    help="Where .drivers/ and flightdeck.toml are: the drivers whose code is pinned."
+    " Default: the plan's nearest workspace (a folder with .drivers/, .actions/, .tools/,"
+    " flightdeck.toml or WORKSPACE.md), else the current directory.",
 )
 @click.option(
     "--no-code-pins",
@@ -50,7 +50,7 @@ def freeze(
     version: str | None,
     insecure: tuple[str, ...],
     passphrase_fd: int | None,
-    workspace: Path,
+    workspace: Path | None,
     unpinned: bool,
     fmt: str,
 ) -> None:
@@ -81,7 +81,7 @@ def freeze(
             version=version,
             resolver=resolver,
             passphrase=passphrase,
-            code=None if unpinned else code_resolver(workspace.resolve()),
+            code=None if unpinned else code_resolver(_workspace(path, workspace)),
         )
     except (FlightPlanError, LaunchError) as exc:  # LaunchError: a bad flightdeck.toml
         fail(exc, fmt)
@@ -109,3 +109,13 @@ def freeze(
         click.echo(click.style(text, fg="yellow"), err=True)
         if warning["hint"]:
             click.echo(f"hint: {warning['hint']}", err=True)
+
+
+def _workspace(plan: Path, given: Path | None) -> Path:
+    """--workspace, else the plan's own workspace (where `validate` looks too),
+    else the current directory."""
+    if given is not None:
+        return given.resolve()
+    from flightdeck.config import find_workspace
+
+    return find_workspace(plan.resolve().parent) or Path.cwd()
