@@ -120,7 +120,7 @@ def test_lists_have_headers_and_no_colour_in_a_pipe(store: dict[str, str]) -> No
     assert header.split() == ["name", "version", "id", "publisher", "frozen"]
     assert any(line.split()[:2] == ["metrics-digest", "1.0.0"] for line in rest)
     keyring = run("keyring", "list", env=store)
-    assert keyring.stdout.splitlines()[0].split() == ["publisher", "key", "id", "added"]
+    assert keyring.stdout.splitlines()[0].split() == ["for", "key", "id", "added", "state"]
     assert not ANSI.search(skills.stdout + keyring.stdout)
 
 

@@ -64,7 +64,7 @@ def populate(data: Path, plan: Path) -> None:
     journal.step_finished(DONE, "read", "action-call", "completed", attempts=1, result={})
     journal.output(
         DONE,
-        {"name": "out.json", "mimeType": "application/json", "sha256": "0" * 64, "bytes": 9},
+        {"name": "out.json", "mime_type": "application/json", "sha256": "0" * 64, "bytes": 9},
         '{"n": 3}',
     )
     report = data / "report.md"
@@ -74,7 +74,7 @@ def populate(data: Path, plan: Path) -> None:
         {
             "name": "report.md",
             "path": str(report),
-            "mimeType": "text/markdown",
+            "mime_type": "text/markdown",
             "sha256": "0" * 64,
             "bytes": 16,
         },
