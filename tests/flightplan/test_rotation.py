@@ -140,7 +140,7 @@ def test_a_revoked_key_never_counts(tmp_path: Path, keys: KeyPair, other_keys: K
     assert _code(NAME, key=_pub(keys)) == "verify.key_revoked"
     data = json.loads(ring.path.read_text())
     assert data["revoked"] == [
-        {"keyId": keys.key_id, "reason": "laptop stolen", "revokedAt": record.revoked_at}
+        {"key_id": keys.key_id, "reason": "laptop stolen", "revoked_at": record.revoked_at}
     ]
 
 

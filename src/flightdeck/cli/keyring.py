@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from flightdeck.cli._render import fail, print_table
-from flightdeck.flightplan import FlightPlanError, Keyring, key_id, load_public_key
+from flightdeck.flightplan import FlightPlanError, Keyring, Revocation, key_id, load_public_key
 
 
 @click.group()
@@ -93,12 +93,12 @@ def list_keys(fmt: str) -> None:
         return
     flagged = {r.key_id: r for r in revoked}
     rows = [
-        (entry.scope, entry.key_id, entry.added_at, "REVOKED" if entry.key_id in flagged else "")
+        (entry.scope, entry.key_id, entry.added_at, _state(flagged.get(entry.key_id)))
         for entry in entries
     ]
     listed = {entry.key_id for entry in entries}
     rows += [
-        ("-", r.key_id, "", f"REVOKED {r.revoked_at}" + (f": {r.reason}" if r.reason else ""))
+        ("-", r.key_id, "", _state(r))
         for r in revoked
         if r.key_id not in listed
     ]
@@ -158,3 +158,9 @@ def revoke(key: str, reason: str, fmt: str) -> None:
         click.echo(json.dumps({"ok": True, **record.to_dict()}, indent=2))
         return
     click.echo(f"revoked {record.key_id} at {record.revoked_at}")
+
+
+def _state(record: Revocation | None) -> str:
+    if record is None:
+        return ""
+    return f"REVOKED {record.revoked_at}" + (f": {record.reason}" if record.reason else "")
