@@ -159,6 +159,11 @@ class AgentSession:
         )
 
     @property
+    def turn_task(self) -> asyncio.Task[None] | None:
+        """The running turn, if any (an MCP elicitation ends with it)."""
+        return self._task if self.busy else None
+
+    @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
 
@@ -229,7 +234,7 @@ class AgentSession:
         if isinstance(command, p.ToolApproveCommand):
             if command.scope == "always":
                 self.policy.always_allow(tool.name, tool.category, args)
-            decision = Decision(True)
+            decision = Decision(True, content=command.content)
         else:
             decision = Decision(False, command.reason)
         if not future.done():
