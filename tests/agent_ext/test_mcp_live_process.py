@@ -91,20 +91,24 @@ def test_a_changed_tool_list_replaces_the_servers_tools_and_progress_is_shown(
 
 def test_an_elicitation_is_asked_as_a_tool_request(server: FakeLLMServer, tmp_path: Path) -> None:
     """Approved with content: the server gets `accept` and the values;
-    denied: `decline`; both audited. Asked even in yolo mode: it asks the user,
-    it does not run anything."""
+    denied: `decline`; both audited. `scope: "always"` on an elicitation
+    approves nothing else (not a server tool of the same name)."""
     ws = make_ws(tmp_path / "ws", live_toml())
     server.add(
         Turn(tool_calls=[ToolCall("mcp__live__confirm", {"question": "Ship it?"}, id="q1")]),
         Turn(text="Asked."),
+        Turn(tool_calls=[ToolCall("mcp__live__elicitation", {}, id="e1")]),
+        Turn(text="Not run."),
         Turn(tool_calls=[ToolCall("mcp__live__confirm", {"question": "Again?"}, id="q2")]),
         Turn(text="Asked again."),
     )
-    with anthropic(server, ws, "--auto-approve") as agent:
+    with anthropic(server, ws) as agent:
         ready = agent.next()
         agent.send(msg("m1", "ask"))
+        assert agent.until("tool_request")[-1]["call_id"] == "q1"
+        agent.send({"type": "tool_approve", "call_id": "q1"})
         request = agent.until("tool_request")[-1]
-        assert request["msg_id"] == "m1"
+        assert request["msg_id"] == "m1" and request["call_id"] != "q1"
         assert request["tool"]["name"] == "mcp__live__elicitation"
         assert request["tool"]["category"] == "mcp"
         assert request["tool"]["args"]["message"] == "Ship it?"
@@ -114,13 +118,21 @@ def test_an_elicitation_is_asked_as_a_tool_request(server: FakeLLMServer, tmp_pa
             {
                 "type": "tool_approve",
                 "call_id": request["call_id"],
+                "scope": "always",
                 "content": {"ok": True},
             }
         )
         events = agent.until("stream_end")
         assert of_type(events, "tool_result")[0]["output"] == "accepted: ok=True"
 
-        agent.send(msg("m2", "ask again"))
+        agent.send(msg("m2", "call the tool named elicitation"))
+        assert agent.until("tool_request")[-1]["call_id"] == "e1"
+        agent.send({"type": "tool_deny", "call_id": "e1"})
+        assert of_type(agent.until("stream_end"), "tool_cancelled")[0]["call_id"] == "e1"
+
+        agent.send(msg("m3", "ask again"))
+        agent.until("tool_request")
+        agent.send({"type": "tool_approve", "call_id": "q2"})
         request = agent.until("tool_request")[-1]
         assert request["tool"]["args"]["message"] == "Again?"
         agent.send({"type": "tool_deny", "call_id": request["call_id"], "reason": "no"})
@@ -137,6 +149,8 @@ def test_an_elicitation_is_asked_as_a_tool_request(server: FakeLLMServer, tmp_pa
 def test_an_unanswered_elicitation_is_declined_when_input_closes(
     server: FakeLLMServer, tmp_path: Path
 ) -> None:
+    """Asked even in yolo mode (it asks a person; it runs nothing), and
+    declined, not left hanging, when input closes."""
     ws = make_ws(tmp_path / "ws", live_toml())
     server.add(
         Turn(tool_calls=[ToolCall("mcp__live__confirm", {"question": "Ship it?"}, id="q1")]),
@@ -145,7 +159,7 @@ def test_an_unanswered_elicitation_is_declined_when_input_closes(
     with anthropic(server, ws, "--auto-approve") as agent:
         assert agent.next()["type"] == "ready"
         agent.send(msg("m1", "ask"))
-        agent.until("tool_request")
+        assert agent.until("tool_request")[-1]["tool"]["name"] == "mcp__live__elicitation"
         agent.close_stdin()
         events = agent.until("stream_end")
         assert of_type(events, "tool_result")[0]["output"] == "decline"

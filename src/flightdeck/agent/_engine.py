@@ -232,7 +232,8 @@ class AgentSession:
             return
         future, tool, args = entry
         if isinstance(command, p.ToolApproveCommand):
-            if command.scope == "always":
+            # an MCP elicitation asks a person each time; nothing to remember
+            if command.scope == "always" and not getattr(tool, "never_remembered", False):
                 self.policy.always_allow(tool.name, tool.category, args)
             decision = Decision(True, content=command.content)
         else:

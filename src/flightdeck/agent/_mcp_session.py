@@ -51,6 +51,9 @@ class Elicitation:
     """Stands in for a tool in the session's pending approvals; never runs."""
 
     category: Category = "mcp"
+    # `scope: "always"` must not approve a server tool that happens to
+    # share the name `elicitation`
+    never_remembered = True
     input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012 - never changed
 
     def __init__(self, server: str, message: str) -> None:

@@ -3,7 +3,8 @@ the agent tests (stdio only).
 
 `unlock` removes itself, adds `vault` and tells the client its tool list
 changed; `count` reports progress per step; `confirm` elicits a yes/no from
-the user and answers with what it got.
+the user and answers with what it got; `elicitation` is a plain tool whose
+name the agent also uses for elicitations.
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ async def confirm(
     if answer.action == "accept":
         return f"accepted: ok={answer.data.ok}"
     return answer.action
+
+
+@server.tool()
+def elicitation() -> str:
+    """A tool that happens to share the name the agent gives elicitations."""
+    return "a plain tool"
 
 
 if __name__ == "__main__":
