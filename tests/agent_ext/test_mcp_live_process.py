@@ -146,21 +146,36 @@ def test_an_elicitation_is_asked_as_a_tool_request(server: FakeLLMServer, tmp_pa
     assert all(r.run_id == ready["session_id"] for r in records)
 
 
-def test_an_unanswered_elicitation_is_declined_when_input_closes(
+def test_an_unanswered_elicitation_is_withdrawn_by_stop_and_declined_when_input_closes(
     server: FakeLLMServer, tmp_path: Path
 ) -> None:
-    """Asked even in yolo mode (it asks a person; it runs nothing), and
-    declined, not left hanging, when input closes."""
+    """Asked even in yolo mode (it asks a person; it runs nothing); `stop`
+    withdraws it before the turn's `stream_end`; with input closed it is
+    declined, never left hanging."""
     ws = make_ws(tmp_path / "ws", live_toml())
     server.add(
         Turn(tool_calls=[ToolCall("mcp__live__confirm", {"question": "Ship it?"}, id="q1")]),
+        Turn(tool_calls=[ToolCall("mcp__live__confirm", {"question": "Now?"}, id="q2")]),
         Turn(text="Nobody answered."),
     )
     with anthropic(server, ws, "--auto-approve") as agent:
         assert agent.next()["type"] == "ready"
         agent.send(msg("m1", "ask"))
-        assert agent.until("tool_request")[-1]["tool"]["name"] == "mcp__live__elicitation"
+        request = agent.until("tool_request")[-1]
+        assert request["tool"]["name"] == "mcp__live__elicitation"
+        agent.send({"type": "stop"})
+        events = agent.until("stream_end")
+        cancelled = {e["call_id"]: e["reason"] for e in of_type(events, "tool_cancelled")}
+        assert set(cancelled) == {request["call_id"], "q1"}
+
+        agent.send(msg("m2", "ask again"))
+        assert agent.until("tool_request")[-1]["tool"]["args"]["message"] == "Now?"
         agent.close_stdin()
         events = agent.until("stream_end")
         assert of_type(events, "tool_result")[0]["output"] == "decline"
         assert agent.wait() == 0
+    records = list_records(kind="agent.mcp_elicitation")
+    assert [r.fields["action"] for r in records] in (
+        ["cancel", "decline"],  # asked inside the call (2026-07-28): cancelled with it
+        ["decline", "decline"],  # asked as a request of its own: declined
+    )

@@ -233,7 +233,7 @@ class AgentSession:
         future, tool, args = entry
         if isinstance(command, p.ToolApproveCommand):
             # an MCP elicitation asks a person each time; nothing to remember
-            if command.scope == "always" and not getattr(tool, "never_remembered", False):
+            if command.scope == "always" and not getattr(tool, "asks_only", False):
                 self.policy.always_allow(tool.name, tool.category, args)
             decision = Decision(True, content=command.content)
         else:
@@ -361,8 +361,21 @@ class AgentSession:
         task = self._task
         if task is None or task.done():
             return
+        self._withdraw_questions()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+    def _withdraw_questions(self) -> None:
+        """Pending MCP elicitations are not the turn's tool calls, so its
+        cancellation does not reach them: withdraw them here, before the
+        turn's `stream_end`."""
+        from flightdeck.agent._turn import STOPPED
+
+        for call_id, (future, tool, _args) in list(self.pending.items()):
+            if getattr(tool, "asks_only", False) and not future.done():
+                msg_id = self.current_msg_id or ""
+                self.emit(p.ToolCancelledEvent(msg_id=msg_id, call_id=call_id, reason=STOPPED))
+                future.set_result(Decision(False, STOPPED))
 
     async def wait_idle(self) -> None:
         """Until the running turn and every queued one have ended."""

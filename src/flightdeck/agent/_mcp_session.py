@@ -4,9 +4,10 @@ A changed tool list replaces that server's tools in the session's table (the
 next model request offers the new ones; a call of a removed one is the
 turn's clean `Unknown tool` error). An elicitation is asked like a tool call:
 a `tool_request` for `mcp__<server>__elicitation` whose approval accepts (with
-the `content` the host sent, if any) and whose denial declines; it is
-declined at once when input is closed, and when the turn it belongs to ends
-unanswered. Each answer is audited as `agent.mcp_elicitation`.
+the `content` the host sent, if any) and whose denial declines. It is
+declined at once when input is closed or no turn is running, withdrawn by
+`stop` (the engine's `_withdraw_questions`), and declined if the turn ends
+otherwise unanswered. Each answer is audited as `agent.mcp_elicitation`.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ class Elicitation:
     """Stands in for a tool in the session's pending approvals; never runs."""
 
     category: Category = "mcp"
-    # `scope: "always"` must not approve a server tool that happens to
-    # share the name `elicitation`
-    never_remembered = True
+    # It asks and runs nothing: `scope: "always"` is not remembered (it must
+    # not approve a server tool that happens to be named `elicitation`), and
+    # `stop` withdraws it (the turn's cancellation does not reach it).
+    asks_only = True
     input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012 - never changed
 
     def __init__(self, server: str, message: str) -> None:
@@ -79,20 +81,29 @@ async def ask(session: AgentSession, server: str, params: ElicitRequestParams) -
     else:
         args["requested_schema"] = params.requested_schema
     tool = Elicitation(server, params.message)
-    decision = await _decide(session, tool, args)
+    try:
+        decision = await _decide(session, tool, args)
+    except asyncio.CancelledError:
+        # On a 2026-07-28 connection the question is asked inside the call,
+        # in the turn's task: `stop` cancels it here. Recorded all the same.
+        _record(session, server, params.message, params.mode, "cancel", "stopped")
+        raise
     action: Literal["accept", "decline", "cancel"] = "accept" if decision.approved else "decline"
     content = (decision.content or {}) if action == "accept" and params.mode == "form" else None
     try:
         result = ElicitResult(action=action, content=content)
     except ValueError:  # values of types a form cannot hold
         action, result = "decline", ElicitResult(action="decline")
-    await _audit(session, server, params.message, params.mode, action, decision.reason)
+    _record(session, server, params.message, params.mode, action, decision.reason)
     return result
 
 
 async def _decide(session: AgentSession, tool: Elicitation, args: dict[str, Any]) -> Decision:
     if session.input_closed():
         return Decision(False, "input closed")
+    turn = session.turn_task
+    if turn is None:  # asked outside a call: no turn to show it in
+        return Decision(False, "no turn running")
     call_id = f"elicit_{uuid.uuid4().hex[:12]}"
     future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
     session.pending[call_id] = (future, tool, args)
@@ -102,13 +113,12 @@ async def _decide(session: AgentSession, tool: Elicitation, args: dict[str, Any]
     session.emit(
         p.ToolRequestEvent(msg_id=session.current_msg_id or "", call_id=call_id, tool=info)
     )
-    turn = session.turn_task
     try:
-        waits: set[asyncio.Future[Any]] = {future} if turn is None else {future, turn}
+        waits: set[asyncio.Future[Any]] = {future, turn}
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
         session.pending.pop(call_id, None)
-    if not future.done():  # the turn ended (stopped) before an answer
+    if not future.done():  # the turn ended unanswered (`stop` settles it first)
         session.emit(
             p.ToolCancelledEvent(
                 msg_id=session.current_msg_id or "", call_id=call_id, reason="turn ended"
@@ -118,9 +128,11 @@ async def _decide(session: AgentSession, tool: Elicitation, args: dict[str, Any]
     return future.result()
 
 
-async def _audit(
+def _record(
     session: AgentSession, server: str, message: str, mode: str, action: str, reason: str
 ) -> None:
+    """One SQLite row, written in place: it must also happen while the
+    question is being cancelled, when nothing can be awaited."""
     from flightdeck.audit import AuditRecord, default_sink
 
     run_id = session.session.id if session.session is not None else None
@@ -128,8 +140,6 @@ async def _audit(
     if reason:
         fields["reason"] = reason
     try:
-        await asyncio.to_thread(
-            default_sink().record, AuditRecord("agent.mcp_elicitation", run_id, fields)
-        )
+        default_sink().record(AuditRecord("agent.mcp_elicitation", run_id, fields))
     except Exception as exc:  # an audit store problem must not fail the answer
         log.warning("could not record an elicitation of %s: %s", server, exc)
