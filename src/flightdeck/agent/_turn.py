@@ -219,7 +219,11 @@ class Turn:
     async def _execute(self, tool: Tool, call: ToolUseBlock) -> ToolOutput:
         msg_id = self.state.msg_id
 
+        running = True  # progress that arrives after the result is dropped
+
         def report(progress: float, total: float | None, message: str | None) -> None:
+            if not running:
+                return
             self.emit(
                 p.ToolProgressEvent(
                     msg_id=msg_id,
@@ -241,6 +245,7 @@ class Turn:
             self.s.error(self.state.msg_id, "tool_error", message)
             return ToolOutput(message, status="error")
         finally:
+            running = False
             tool_progress.reset(token)
 
     def _finish(self, call: ToolUseBlock, name: str, out: ToolOutput) -> None:
