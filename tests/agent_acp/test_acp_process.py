@@ -24,7 +24,7 @@ from acp.schema import (
 
 from flightdeck.guard import bwrap_path
 from tests.agent_acp._harness import Agent, Client, run, separate, spawn, workspace
-from tests.agent_ext._common import NOTES_SERVER
+from tests.agent_ext._common import NOTES_SERVER, SERVERS
 from tests.fakes import FakeLLMServer, ToolCall, Turn
 
 KEY = {"ANTHROPIC_API_KEY": "test"}
@@ -339,6 +339,52 @@ def test_client_mcp_servers_are_connected_for_the_session(
     )
     prompt(agent, new(agent, ws, [notes]), text("hi"))
     assert "mcp__notes__remember" in {t["name"] for t in server.requests[0]["tools"]}
+
+
+def test_client_mcp_servers_stay_in_their_session_show_progress_and_ask(
+    agent: Agent, server: FakeLLMServer, tmp_path: Path
+) -> None:
+    """A session's `mcpServers` serve that session only. Their calls' progress
+    is `tool_call_update` content while in progress; an elicitation is a
+    permission request (allowed: accepted, with the form's defaults)."""
+    live = McpServerStdio(
+        name="live", command=sys.executable, args=[str(SERVERS / "live_server.py")], env=[]
+    )
+    server.add(
+        Turn(
+            tool_calls=[
+                ToolCall("mcp__live__count", {"steps": 2}, id="c1"),
+                ToolCall("mcp__live__confirm", {"question": "Ship it?"}, id="q1"),
+            ]
+        ),
+        Turn(text="done"),
+        Turn(tool_calls=[ToolCall("mcp__live__count", {"steps": 2}, id="c2")]),
+        Turn(text="not here"),
+    )
+    with_live = new(agent, workspace(tmp_path / "a", server), [live])
+    without = new(agent, workspace(tmp_path / "b", server))
+    agent.call(agent.conn.set_session_mode(session_id=with_live, mode_id="yolo"))
+    log = agent.client.log(with_live)
+    log.answers.append("allow_once")
+    assert prompt(agent, with_live, text("go")) == "end_turn"
+    [(call, _options)] = log.asked  # yolo: only the elicitation asks
+    assert call.title == "MCP server live asks: Ship it?"
+    assert call.raw_input["message"] == "Ship it?"
+    updates = log.tools()
+    progress = [
+        u.content[0].content.text
+        for u in updates
+        if u.tool_call_id == "c1" and u.status == "in_progress" and u.content
+    ]
+    assert progress == ["1/2 step 1", "2/2 step 2"]
+    [answered] = [u for u in updates if u.tool_call_id == "q1" and u.status == "completed"]
+    assert answered.content[0].content.text == "accepted: ok=False"
+
+    prompt(agent, without, text("go"))
+    assert "mcp__live__count" in {t["name"] for t in server.requests[0]["tools"]}
+    assert not [t for t in server.requests[2]["tools"] if t["name"].startswith("mcp__")]
+    [failed] = [u for u in agent.client.log(without).tools() if u.status == "failed"]
+    assert failed.content[0].content.text == "Unknown tool: mcp__live__count"
 
 
 def test_load_session_replays_the_history_in_a_new_process(

@@ -209,3 +209,45 @@ def test_http_headers_from_config_with_environment_values(
 def test_bad_headers_are_a_named_problem() -> None:
     parsed = parse_mcp_config({"mcp": {"servers": {"w": {"url": "http://h", "headers": {"A": 1}}}}})
     assert parsed.problems == ("MCP server w: headers must be a table of strings",)
+
+
+def test_a_managers_tools_follow_the_server_and_unasked_elicitations_decline(
+    tmp_path: Path,
+) -> None:
+    """Without a session: the manager's tools and status follow a changed
+    list, the listener hears which went and came, and an elicitation with
+    no one to ask is declined (the call still answers)."""
+    live = Path(__file__).parent / "servers" / "live_server.py"
+    config = parse_mcp_config(
+        {"mcp": {"servers": {"live": {"command": sys.executable, "args": [str(live)]}}}}
+    )
+    heard: list[tuple[str, list[str], list[str]]] = []
+
+    async def scenario() -> tuple[list[str], tuple[str, ...], str]:
+        manager = await connect_servers(config, tmp_path)
+        try:
+            manager.follow(
+                lambda server, old, new: heard.append(
+                    (server, [t.name for t in old], [t.name for t in new])
+                )
+            )
+            tools = {t.remote.name: t for t in manager.tools}
+            declined = await tools["confirm"].connection.call("confirm", {"question": "?"})
+            await tools["unlock"].connection.call("unlock", {})
+            for _ in range(200):  # the listing runs in a task of its own
+                if heard:
+                    break
+                await asyncio.sleep(0.02)
+            text = declined.content[0]
+            assert isinstance(text, TextContent)
+            return [t.remote.name for t in manager.tools], manager.statuses[0].tools, text.text
+        finally:
+            await manager.close()
+
+    names, status_tools, answer = asyncio.run(scenario())
+    assert answer == "decline"
+    assert "vault" in names and "unlock" not in names
+    assert tool_name("live", "vault") in status_tools
+    [(server, old, new)] = heard[:1]
+    assert server == "live" and tool_name("live", "unlock") in old
+    assert tool_name("live", "vault") in new and tool_name("live", "unlock") not in new

@@ -97,3 +97,5 @@ class ApprovalPolicy:
 class Decision:
     approved: bool
     reason: str = ""
+    # what the user filled in, for an MCP elicitation approved with values
+    content: dict[str, Any] | None = None

@@ -159,6 +159,11 @@ class AgentSession:
         )
 
     @property
+    def turn_task(self) -> asyncio.Task[None] | None:
+        """The running turn, if any (an MCP elicitation ends with it)."""
+        return self._task if self.busy else None
+
+    @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
 
@@ -227,9 +232,10 @@ class AgentSession:
             return
         future, tool, args = entry
         if isinstance(command, p.ToolApproveCommand):
-            if command.scope == "always":
+            # an MCP elicitation asks a person each time; nothing to remember
+            if command.scope == "always" and not getattr(tool, "asks_only", False):
                 self.policy.always_allow(tool.name, tool.category, args)
-            decision = Decision(True)
+            decision = Decision(True, content=command.content)
         else:
             decision = Decision(False, command.reason)
         if not future.done():
@@ -355,8 +361,21 @@ class AgentSession:
         task = self._task
         if task is None or task.done():
             return
+        self._withdraw_questions()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+    def _withdraw_questions(self) -> None:
+        """Pending MCP elicitations are not the turn's tool calls, so its
+        cancellation does not reach them: withdraw them here, before the
+        turn's `stream_end`."""
+        from flightdeck.agent._turn import STOPPED
+
+        for call_id, (future, tool, _args) in list(self.pending.items()):
+            if getattr(tool, "asks_only", False) and not future.done():
+                msg_id = self.current_msg_id or ""
+                self.emit(p.ToolCancelledEvent(msg_id=msg_id, call_id=call_id, reason=STOPPED))
+                future.set_result(Decision(False, STOPPED))
 
     async def wait_idle(self) -> None:
         """Until the running turn and every queued one have ended."""

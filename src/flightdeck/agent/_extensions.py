@@ -131,6 +131,10 @@ async def attach_extensions(session: AgentSession) -> Extensions:
     session.tools.setdefault(SpawnTool.name, SpawnTool(session))
     for tool in ext.tools:
         session.tools.setdefault(tool.name, tool)
+    if ext.mcp is not None:
+        from flightdeck.agent._mcp_session import follow
+
+        follow(session, ext.mcp)
     return ext
 
 
@@ -204,4 +208,7 @@ async def add_mcp_server(session: AgentSession, command: p.AddMcpServerCommand) 
     if not manager.connections:
         return
     added = [t.name for t in manager.tools if session.tools.setdefault(t.name, t) is t]
+    from flightdeck.agent._mcp_session import follow
+
+    follow(session, manager)
     session.emit(p.McpReadyEvent(name=command.name, tools=added))

@@ -81,6 +81,9 @@ class ToolApproveCommand(_Wire):
     type: Literal["tool_approve"]
     call_id: Id
     scope: Literal["once", "always"] = "once"
+    # An extension: the values a host's user gave for an MCP elicitation
+    # (docs/agent-extensions.md); ignored for a tool call.
+    content: dict[str, Any] | None = None
 
 
 class ToolDenyCommand(_Wire):
@@ -248,6 +251,18 @@ class ToolResultEvent(_Wire):
     metadata: dict[str, Any] | None = None
 
 
+class ToolProgressEvent(_Wire):
+    """An extension: a running call's progress as its MCP server reports it."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    msg_id: str
+    call_id: str
+    tool_name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
 class ToolCancelledEvent(_Wire):
     type: Literal["tool_cancelled"] = "tool_cancelled"
     msg_id: str
@@ -321,6 +336,7 @@ Event = (
     | ToolRequestEvent
     | ToolRunningEvent
     | ToolResultEvent
+    | ToolProgressEvent
     | ToolCancelledEvent
     | StreamEndEvent
     | ErrorEvent
@@ -337,6 +353,7 @@ EVENT_TYPES: tuple[type[_Wire], ...] = (
     ToolRequestEvent,
     ToolRunningEvent,
     ToolResultEvent,
+    ToolProgressEvent,
     ToolCancelledEvent,
     StreamEndEvent,
     ErrorEvent,

@@ -134,6 +134,10 @@ async def _render_turn(view: _View, handle: Any) -> None:
             head = "\n".join(lines[:12]) + ("\n..." if len(lines) > 12 else "")
             body = "(image)" if event.output_type == "image" else head
             console.print(f"[{colour}]< {event.tool_name} {event.status}[/]\n{escape(body)}")
+        elif isinstance(event, p.ToolProgressEvent):
+            total = f"/{event.total:g}" if event.total is not None else ""
+            note = f" {escape(event.message)}" if event.message else ""
+            console.print(f"[dim]  {event.tool_name} {event.progress:g}{total}{note}[/]")
         elif isinstance(event, p.ToolCancelledEvent):
             console.print(f"[red]x cancelled:[/] {escape(event.reason)}")
         elif isinstance(event, p.ErrorEvent):

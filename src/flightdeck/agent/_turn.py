@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._approval import CLOSED_INPUT, Decision
 from flightdeck.agent._compaction import fit_context
-from flightdeck.agent.tools import Tool, ToolFailure, ToolOutput
+from flightdeck.agent.tools import Tool, ToolFailure, ToolOutput, tool_progress
 from flightdeck.llm import (
     ImageBlock,
     Message,
@@ -217,6 +217,25 @@ class Turn:
         self._finish(call, tool.name, out)
 
     async def _execute(self, tool: Tool, call: ToolUseBlock) -> ToolOutput:
+        msg_id = self.state.msg_id
+
+        running = True  # progress that arrives after the result is dropped
+
+        def report(progress: float, total: float | None, message: str | None) -> None:
+            if not running:
+                return
+            self.emit(
+                p.ToolProgressEvent(
+                    msg_id=msg_id,
+                    call_id=call.id,
+                    tool_name=tool.name,
+                    progress=progress,
+                    total=total,
+                    message=message,
+                )
+            )
+
+        token = tool_progress.set(report)
         try:
             return await tool.run(call.input, self.s.workspace)
         except ToolFailure as exc:
@@ -225,6 +244,9 @@ class Turn:
             message = f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}"
             self.s.error(self.state.msg_id, "tool_error", message)
             return ToolOutput(message, status="error")
+        finally:
+            running = False
+            tool_progress.reset(token)
 
     def _finish(self, call: ToolUseBlock, name: str, out: ToolOutput) -> None:
         self.emit(

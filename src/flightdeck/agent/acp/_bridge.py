@@ -153,6 +153,8 @@ class Bridge:
             await self._on_running(event, extra)
         elif isinstance(event, p.ToolResultEvent):
             await self._on_result(event)
+        elif isinstance(event, p.ToolProgressEvent):
+            await self._on_progress(event)
         elif isinstance(event, p.ToolCancelledEvent):
             self._forget(event.call_id)
             content = [tool_content(text_block(event.reason))]
@@ -187,6 +189,15 @@ class Bridge:
             text = event.output if event.output_type != "image" else "(image)"
             content = [tool_content(text_block(text))] if text else None
         await self.send(update_tool_call(event.call_id, status=status, content=content))
+
+    async def _on_progress(self, event: p.ToolProgressEvent) -> None:
+        """An MCP server's progress as the call's content, while it runs."""
+        if event.call_id not in self._announced:
+            return  # already ended, or never shown
+        done = f"{event.progress:g}" + (f"/{event.total:g}" if event.total is not None else "")
+        text = f"{done} {event.message}" if event.message else done
+        content = [tool_content(text_block(text))]
+        await self.send(update_tool_call(event.call_id, status="in_progress", content=content))
 
     def _forget(self, call_id: str) -> None:
         """A call has ended: nothing more is sent about it."""

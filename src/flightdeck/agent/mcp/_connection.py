@@ -5,6 +5,12 @@ scopes must be left by the task that entered them; so each server lives in a
 task that connects, lists the tools, reports them, and then waits until it
 is told to close. Tool calls from other tasks only send requests over the
 connection's streams, which is safe.
+
+What the server starts is handed to hooks the owner sets: a changed tool
+list (a `notifications/tools/list_changed`, or on a 2026-07-28 connection an
+event of the `subscriptions/listen` stream opened for it) is listed again and
+given to `on_tools_changed`; an elicitation goes to `elicit`, and is declined
+when no one is there to ask.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +28,11 @@ from flightdeck.agent.mcp._config import McpServerConfig
 
 if TYPE_CHECKING:
     from mcp import Client
-    from mcp_types import CallToolResult
+    from mcp.client.context import ClientRequestContext
+    from mcp.client.session import IncomingMessage
+    from mcp.shared.dispatcher import ProgressFnT
+    from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, ErrorData
+
 
 log = logging.getLogger("flightdeck.agent.mcp")
 
@@ -43,6 +54,10 @@ class McpConnection:
         self._ready: asyncio.Future[list[RemoteTool]] | None = None
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.on_tools_changed: Callable[[McpConnection, list[RemoteTool]], None] | None = None
+        self.elicit: Callable[[str, ElicitRequestParams], Awaitable[ElicitResult]] | None = None
+        self._relisting: asyncio.Task[None] | None = None
+        self._relist_again = False
 
     async def connect(self, timeout: float) -> list[RemoteTool]:
         """Connect and list the tools. Raises on failure or after `timeout` seconds."""
@@ -54,10 +69,12 @@ class McpConnection:
             await self.close(grace=0)  # still handshaking: nothing to wind down
             raise
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], progress: ProgressFnT | None = None
+    ) -> CallToolResult:
         if self._client is None or self._closing.is_set():
             raise ConnectionError(f"MCP server {self.config.name} is not connected")
-        return await self._client.call_tool(name, arguments)
+        return await self._client.call_tool(name, arguments, progress_callback=progress)
 
     async def close(self, grace: float = 5.0) -> None:
         self._closing.set()
@@ -80,7 +97,13 @@ class McpConnection:
                 tools = await _list_tools(client)
                 if not self._ready.done():
                     self._ready.set_result(tools)
-                await self._closing.wait()
+                listener = asyncio.create_task(self._listen(client))
+                try:
+                    await self._closing.wait()
+                finally:
+                    listener.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listener
         except BaseException as exc:  # reported through the future
             if not self._ready.done():
                 self._ready.set_exception(ConnectionError(describe(exc)))
@@ -90,6 +113,72 @@ class McpConnection:
                 raise
         finally:
             self._client = None
+            if self._relisting is not None:
+                self._relisting.cancel()
+
+    # ---- what the server starts -------------------------------------------------
+
+    async def _listen(self, client: Client) -> None:
+        """On a 2026-07-28 connection a server tells of changed tools only to a
+        `subscriptions/listen` stream; older ones notify (see `_on_message`)."""
+        caps = client.session.server_capabilities
+        if caps is None or caps.tools is None or not caps.tools.list_changed:
+            return
+        from mcp.client.subscriptions import ListenNotSupportedError
+
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._tools_changed()
+        except ListenNotSupportedError:
+            return  # an older protocol: the notification comes on its own
+        except Exception as exc:  # the subscription is a nicety, not the connection
+            log.info("MCP server %s: no tool change events: %s", self.config.name, describe(exc))
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            # Listed in a task: awaiting a request here would block the
+            # loop that reads its answer.
+            self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        if self._relisting is not None and not self._relisting.done():
+            self._relist_again = True  # one more listing after the running one
+            return
+        self._relisting = asyncio.create_task(self._relist(), name=f"mcp:{self.config.name}:list")
+
+    async def _relist(self) -> None:
+        while True:
+            self._relist_again = False
+            client = self._client
+            if client is None or self._closing.is_set():
+                return
+            try:
+                tools = await _list_tools(client, fresh=True)
+            except Exception as exc:  # keep the tools we had
+                log.warning(
+                    "MCP server %s: listing tools failed: %s", self.config.name, describe(exc)
+                )
+                return
+            if self.on_tools_changed is not None:
+                self.on_tools_changed(self, tools)
+            if not self._relist_again:
+                return
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        from mcp_types import ElicitResult
+
+        if self.elicit is None:
+            return ElicitResult(action="decline")
+        try:
+            return await self.elicit(self.config.name, params)
+        except Exception as exc:  # the server hears a decline, never a hang
+            log.warning("MCP server %s: elicitation failed: %s", self.config.name, describe(exc))
+            return ElicitResult(action="decline")
 
     def _make_client(self, stack: contextlib.AsyncExitStack) -> Client:
         from mcp import Client, StdioServerParameters
@@ -98,9 +187,14 @@ class McpConnection:
         from flightdeck._version import __version__
 
         info = Implementation(name="flightdeck", version=__version__)
+        hooks: dict[str, Any] = {
+            "client_info": info,
+            "message_handler": self._on_message,
+            "elicitation_callback": self._on_elicit,
+        }
         if self.config.url is not None:
             if not self.config.headers:
-                return Client(self.config.url, client_info=info)
+                return Client(self.config.url, **hooks)
             # The SDK's documented way to send headers: pass its HTTP client.
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -110,21 +204,22 @@ class McpConnection:
             http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
             stack.push_async_callback(http.aclose)  # after the client is left
             transport = streamable_http_client(self.config.url, http_client=http)
-            return Client(transport, client_info=info)
+            return Client(transport, **hooks)
         params = StdioServerParameters(
             command=self.config.command or "",
             args=list(self.config.args),
             env=dict(self.config.env) or None,
             cwd=self.config.cwd or self.workspace,
         )
-        return Client(params, client_info=info)
+        return Client(params, **hooks)
 
 
-async def _list_tools(client: Client) -> list[RemoteTool]:
+async def _list_tools(client: Client, *, fresh: bool = False) -> list[RemoteTool]:
     tools: list[RemoteTool] = []
     cursor: str | None = None
     while True:
-        page = await client.list_tools(cursor=cursor)
+        # after a change, never an answer the client kept from before it
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh" if fresh else "use")
         for tool in page.tools:
             schema = dict(tool.input_schema or {"type": "object"})
             tools.append(RemoteTool(tool.name, tool.description or tool.title or "", schema))

@@ -1,15 +1,29 @@
 """Start every configured MCP server concurrently, each within the timeout;
-a server that fails is reported and left out, never fatal to the others."""
+a server that fails is reported and left out, never fatal to the others.
+
+The manager keeps each server's tools current: when a server's list changes,
+its tools are replaced and the owner's `on_tools_changed` hears which went
+and which came (the agent session swaps them in its own tool table).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flightdeck.agent.mcp._config import McpConfig
-from flightdeck.agent.mcp._connection import McpConnection, describe
+from flightdeck.agent.mcp._connection import McpConnection, RemoteTool, describe
 from flightdeck.agent.mcp._tool import McpTool
+
+if TYPE_CHECKING:
+    from mcp_types import ElicitRequestParams, ElicitResult
+
+# (server, its tools before, its tools now)
+ToolsChanged = Callable[[str, list[McpTool], list[McpTool]], None]
+Elicit = Callable[[str, "ElicitRequestParams"], Awaitable["ElicitResult"]]
 
 
 @dataclass(frozen=True)
@@ -33,6 +47,30 @@ class McpManager:
     @property
     def available(self) -> bool:
         return bool(self.tools)
+
+    def follow(self, on_tools_changed: ToolsChanged, elicit: Elicit | None = None) -> None:
+        """Hear of every server's tool changes, and answer its elicitations
+        with `elicit` (without one they are declined)."""
+        for conn in self.connections:
+            conn.on_tools_changed = lambda c, remote: self._replace(c, remote, on_tools_changed)
+            conn.elicit = elicit
+
+    def _replace(self, conn: McpConnection, remote: list[RemoteTool], tell: ToolsChanged) -> None:
+        old = [t for t in self.tools if t.connection is conn]
+        taken = {t.name for t in self.tools if t.connection is not conn}
+        new: list[McpTool] = []
+        for item in remote:
+            tool = McpTool(conn, item)
+            if tool.name not in taken:
+                taken.add(tool.name)
+                new.append(tool)
+        self.tools = [t for t in self.tools if t.connection is not conn] + new
+        names = tuple(t.name for t in new)
+        self.statuses = [
+            replace(s, tools=names) if s.name == conn.config.name and s.connected else s
+            for s in self.statuses
+        ]
+        tell(conn.config.name, old, new)
 
     def problems(self) -> list[str]:
         return [

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from flightdeck.agent.mcp._config import tool_name
-from flightdeck.agent.tools import Category, ToolOutput, Workspace, truncate
+from flightdeck.agent.tools import Category, ToolOutput, Workspace, tool_progress, truncate
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -36,8 +36,14 @@ class McpTool:
     async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
         from flightdeck.agent.mcp._connection import describe
 
+        report = tool_progress.get()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, message)
+
         try:
-            result = await self.connection.call(self.remote.name, args)
+            result = await self.connection.call(self.remote.name, args, on_progress)
         except Exception as exc:  # the server failed, not the agent
             return ToolOutput(f"MCP server {self.server} failed: {describe(exc)}", status="error")
         return map_result(result)

@@ -6,12 +6,14 @@ from __future__ import annotations
 from flightdeck.agent.tools._base import (
     MAX_OUTPUT_CHARS,
     Category,
+    ProgressReport,
     Tool,
     ToolFailure,
     ToolOutput,
     Workspace,
     arg_bool,
     arg_str,
+    tool_progress,
     truncate,
 )
 from flightdeck.agent.tools._bash import BashTool, bash_call, bash_launch
@@ -41,6 +43,7 @@ __all__ = [
     "EditTool",
     "GlobTool",
     "GrepTool",
+    "ProgressReport",
     "ReadTool",
     "SandboxConfigError",
     "SandboxSettings",
@@ -59,6 +62,7 @@ __all__ = [
     "read_window",
     "replace_text",
     "sandbox_state",
+    "tool_progress",
     "truncate",
     "unified_diff",
 ]

@@ -4,6 +4,8 @@ workspace it is confined to, argument checks and output truncation."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -64,6 +66,12 @@ class Workspace:
 
     def remember(self, path: Path, st: os.stat_result) -> None:
         self.seen[path] = (st.st_mtime_ns, st.st_size)
+
+
+# (progress, total, message). The turn sets it around a tool's run, so a tool
+# whose work reports progress (an MCP server's call) can tell the host.
+ProgressReport = Callable[[float, float | None, str | None], None]
+tool_progress: ContextVar[ProgressReport | None] = ContextVar("tool_progress", default=None)
 
 
 class Tool(Protocol):
