@@ -101,7 +101,7 @@ def _writes(ledger: Path) -> dict[str, int]:
 
 def _run_ids(scratch: Path) -> set[str]:
     listed = fork_run(["runs", "list", "--format", "json"], {}, None, scratch)
-    return {str(item["runId"]) for item in json.loads(listed["stdout"] or "[]")}
+    return {str(item["run_id"]) for item in json.loads(listed["stdout"] or "[]")}
 
 
 def _statuses(run_id: str, scratch: Path) -> dict[str, str]:
