@@ -120,13 +120,26 @@ class Scheduler:
             if step_id in self.state.failed:
                 settle(step_id)
         running: dict[asyncio.Future[StepOutcome], Step] = {}
-        finished: set[asyncio.Future[StepOutcome]] = set()
+        # Futures report themselves as they finish: one callback per step,
+        # where `asyncio.wait` would add and remove one on every running
+        # future in every round.
+        finished: list[asyncio.Future[StepOutcome]] = []
+        loop = asyncio.get_running_loop()
+        wake: asyncio.Future[None] = loop.create_future()
+
+        def report(future: asyncio.Future[StepOutcome]) -> None:
+            finished.append(future)
+            if not wake.done():
+                wake.set_result(None)
+
         while True:
             # One scheduling round, one journal transaction: the rows of the
             # steps that just finished and of those started now commit
             # together, before the `await` lets any started step run.
             with self.journal.batch():
-                for future in sorted(finished, key=lambda f: rank[running[f].id]):
+                round_finished = sorted(finished, key=lambda f: rank[running[f].id])
+                finished.clear()
+                for future in round_finished:
                     step = running.pop(future)
                     self._finish(step, future.result())
                     settle(step.id)
@@ -140,10 +153,14 @@ class Scheduler:
                         settle(step_id)
                     else:
                         future = asyncio.ensure_future(self.executor.submit(task))
+                        future.add_done_callback(report)
                         running[future] = steps[step_id]
             if not running:
                 break
-            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            if not finished:
+                await wake
+            if wake.done():
+                wake = loop.create_future()
         return self.state
 
     # ------------------------------------------------------------------
