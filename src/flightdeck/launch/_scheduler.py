@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from flightdeck.flightplan import FlightPlan, Step, StepGraph, substitute_inputs
 from flightdeck.launch._approval import PENDING, Approvals
 from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._events import EventSink, LaunchEvent
+from flightdeck.launch._events import EventSink, LaunchEvent, ignore
 from flightdeck.launch._executor import Executor
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
 
@@ -77,7 +77,7 @@ class Scheduler:
     approvals: Approvals
     settings: StepSettings
     max_parallel: int = 4
-    emit: EventSink = field(default=lambda _: None)
+    emit: EventSink = ignore
     replay: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     state: StepState = field(default_factory=StepState)
 
@@ -167,7 +167,7 @@ class Scheduler:
     def _block(self, step: Step) -> None:
         self.state.blocked.add(step.id)
         self.journal.step_finished(self.run_id, step.id, step.kind or "?", "blocked")
-        self.emit(LaunchEvent("step_finished", self.run_id, step.id, "blocked"))
+        self._event("step_finished", step.id, "blocked")
 
     def _values(self, step: Step) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -215,14 +215,14 @@ class Scheduler:
             self.journal.step_finished(
                 self.run_id, step.id, kind, "pending-approval", approval=PENDING
             )
-            self.emit(LaunchEvent("step_finished", self.run_id, step.id, "pending-approval"))
+            self._event("step_finished", step.id, "pending-approval")
             return None
         if approval.startswith("denied"):
             error = LaunchError("approval.denied", f"approval denied ({approval})", step=step.id)
             self._finish(step, StepOutcome.failed(error.to_dict()), approval)
             return None
         self.journal.step_started(self.run_id, step.id, kind, approval)
-        self.emit(LaunchEvent("step_started", self.run_id, step.id, "running"))
+        self._event("step_started", step.id, "running")
         return StepTask(
             run_id=self.run_id,
             step_id=step.id,
@@ -316,12 +316,12 @@ class Scheduler:
                 approval=approval,
             )
             self.state.failed[step.id] = error
-        self.emit(
-            LaunchEvent(
-                "step_finished",
-                self.run_id,
-                step.id,
-                outcome.status,
-                {"error": outcome.error} if outcome.error else {},
-            )
-        )
+        detail = {"error": outcome.error} if outcome.error else {}
+        self._event("step_finished", step.id, outcome.status, detail)
+
+    def _event(
+        self, kind: str, step_id: str, status: str, detail: dict[str, Any] | None = None
+    ) -> None:
+        if self.emit is ignore:  # nobody listens (a library launch): build nothing
+            return
+        self.emit(LaunchEvent(kind, self.run_id, step_id, status, detail or {}))
