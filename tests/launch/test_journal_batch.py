@@ -52,3 +52,20 @@ def test_another_threads_write_waits_for_the_batch_to_commit(tmp_path: Path) -> 
     other.join(30)
     assert _seen(journal.path) == ["mine", "other"]
     journal.close()
+
+
+def test_a_read_inside_a_batch_sees_its_writes_and_they_share_one_timestamp(
+    tmp_path: Path,
+) -> None:
+    journal = Journal(tmp_path / "runs.sqlite3")
+    with journal.batch():
+        journal.step_started("r1", "a", "transform", None)
+        journal.step_finished("r1", "b", "transform", "completed")
+        rows = {row.step_id: row for row in journal.steps("r1")}
+        assert set(rows) == {"a", "b"}
+        assert _seen(journal.path) == []  # still one transaction
+        journal.step_started("r1", "c", "transform", None)
+    assert _seen(journal.path) == ["a", "b", "c"]
+    after = {row.step_id: row for row in journal.steps("r1")}
+    assert after["a"].started_at == after["b"].finished_at == after["c"].started_at
+    journal.close()

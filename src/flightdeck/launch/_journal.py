@@ -15,6 +15,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +171,9 @@ class Journal:
         # Re-entrant: `batch()` holds it while the writes inside take it again.
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        # Inside `batch()`: the writes not yet executed, and the block's timestamp.
+        self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
+        self._stamp: str | None = None
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -215,25 +220,52 @@ class Journal:
         no `await`, so the round's rows are on disk before any step it
         started runs, as with per-write commits. Other threads' writes wait
         for the commit. The writes are committed even if the block raises:
-        each is a fact about a step that already happened."""
+        each is a fact about a step that already happened.
+
+        Inside the block writes are kept in order and executed together at
+        its end (`executemany` per run of one statement), stamped with the
+        block's one timestamp; a read inside the block sees them."""
         with self._lock:
-            conn = self._db()
-            if conn.in_transaction:  # nested: the outer block commits
+            if self._pending is not None:  # nested: the outer block commits
                 yield
                 return
-            conn.execute("BEGIN")
+            self._db()  # opened (or refused as unusable) on entry, as before
+            self._pending, self._stamp = [], utc_now()
             try:
                 yield
             finally:
-                conn.execute("COMMIT")
+                try:
+                    if self._pending:
+                        self._drain(self._db())
+                finally:
+                    self._pending, self._stamp = None, None
+                    if self._conn is not None and self._conn.in_transaction:
+                        self._conn.execute("COMMIT")
+
+    def _drain(self, conn: sqlite3.Connection) -> None:
+        """Run the block's buffered writes inside its (now open) transaction."""
+        pending, self._pending = self._pending or [], []
+        if not conn.in_transaction:
+            conn.execute("BEGIN")
+        for sql, group in groupby(pending, key=itemgetter(0)):
+            conn.executemany(sql, [args for _, args in group])
+
+    def _now(self) -> str:
+        return self._stamp or utc_now()
 
     def _exec(self, sql: str, args: tuple[Any, ...]) -> None:
         with self._lock:
+            if self._pending is not None:
+                self._pending.append((sql, args))
+                return
             self._db().execute(sql, args)
 
     def _rows(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._db().execute(sql, args).fetchall()
+            conn = self._db()
+            if self._pending:
+                self._drain(conn)
+            return conn.execute(sql, args).fetchall()
 
     # runs -----------------------------------------------------------------
     def create_run(
@@ -292,7 +324,7 @@ class Journal:
             " VALUES (?, ?, ?, 'started', ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
             " status = 'started', started_at = excluded.started_at, finished_at = NULL,"
             " error = NULL, approval = excluded.approval",
-            (run_id, step_id, kind, utc_now(), approval),
+            (run_id, step_id, kind, self._now(), approval),
         )
 
     def step_finished(
@@ -319,7 +351,7 @@ class Journal:
                 step_id,
                 kind,
                 status,
-                utc_now(),
+                self._now(),
                 attempts,
                 None if result is None else _dumps(result),
                 None if error is None else _dumps(error),
