@@ -22,7 +22,7 @@ from flightdeck.flightplan import FlightPlan, Step, StepGraph, substitute_inputs
 from flightdeck.launch._approval import PENDING, Approvals
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._events import EventSink, LaunchEvent, ignore
-from flightdeck.launch._executor import Executor
+from flightdeck.launch._executor import Executor, InlineExecutor
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
 
 _HOST = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9*.-]*(?::[0-9]+)?$")
@@ -132,18 +132,25 @@ class Scheduler:
             if not wake.done():
                 wake.set_result(None)
 
+        # Steps the executor runs synchronously (a local transform) skip the
+        # task machinery: they run right after the round that journaled
+        # their start commits, and finish in the next round like the rest.
+        inline = self.executor if isinstance(self.executor, InlineExecutor) else None
+        started_inline: list[tuple[Step, StepTask]] = []
+        outcomes: list[tuple[Step, StepOutcome]] = []
         while True:
             # One scheduling round, one journal transaction: the rows of the
             # steps that just finished and of those started now commit
-            # together, before the `await` lets any started step run.
+            # together, before any started step runs.
             with self.journal.batch():
-                round_finished = sorted(finished, key=lambda f: rank[running[f].id])
+                outcomes.extend((running.pop(f), f.result()) for f in finished)
                 finished.clear()
-                for future in round_finished:
-                    step = running.pop(future)
-                    self._finish(step, future.result())
+                outcomes.sort(key=lambda pair: rank[pair[0].id])
+                for step, outcome in outcomes:
+                    self._finish(step, outcome)
                     settle(step.id)
-                while ready and len(running) < max(self.max_parallel, 1):
+                outcomes.clear()
+                while ready and len(running) + len(started_inline) < max(self.max_parallel, 1):
                     _, step_id = heapq.heappop(ready)
                     if step_id not in waiting:
                         continue  # blocked after it became ready
@@ -151,13 +158,20 @@ class Scheduler:
                     task = self._dispatch(steps[step_id])
                     if task is None:
                         settle(step_id)
+                    elif inline is not None and inline.runs_inline(task):
+                        started_inline.append((steps[step_id], task))
                     else:
                         future = asyncio.ensure_future(self.executor.submit(task))
                         future.add_done_callback(report)
                         running[future] = steps[step_id]
-            if not running:
+            if inline is not None:  # the `started` rows of these are committed now
+                outcomes.extend((step, inline.run_inline(task)) for step, task in started_inline)
+            started_inline.clear()
+            if not running and not outcomes:
                 break
-            if not finished:
+            if outcomes:
+                await asyncio.sleep(0)  # let running steps move between rounds
+            elif not finished:
                 await wake
             if wake.done():
                 wake = loop.create_future()
