@@ -76,7 +76,7 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
                 "egress_denied",
                 f"egress denied: the tool asked {refused.method} {refused.target!r}"
                 f" ({refused.reason}); the step's sealed hosts admit"
-                f" {', '.join(record['allowedEndpoints']) or 'nothing'}",
+                f" {', '.join(record['allowed_endpoints']) or 'nothing'}",
             )
         value: Any = files
         names = list(task.step.get("outputs", []))
