@@ -137,3 +137,30 @@ def test_executor_boundary_is_plain_data(harness: Harness, tmp_path: Path) -> No
     assert result.status == "completed"
     assert [t["step_id"] for t in tasks] == ["a", "b"]
     assert tasks[1]["values"] == {"a0": [1, 2]}
+
+
+def test_an_executor_that_overrides_submit_sees_transforms_too(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """The local executor runs transforms without a task, but a subclass
+    that intercepts `submit` still receives every step."""
+    from flightdeck.launch import Approvals, LaunchOptions, LocalExecutor, StepOutcome, StepTask
+    from flightdeck.launch import launch as run_launch
+
+    kinds: list[str] = []
+
+    class Recording(LocalExecutor):
+        async def submit(self, task: StepTask) -> StepOutcome:
+            kinds.append(task.kind)
+            return await super().submit(task)
+
+    runtime = harness.runtime()
+    runtime.executor = Recording(runtime.services)
+    plan = write_plan(
+        tmp_path,
+        inputs=[{"name": "s", "type": "string", "resolution": {"rule": "literal", "default": "x"}}],
+        steps=[{"id": "t", "kind": "transform", "bindings": {"s": "inputs.s"}, "outputs": ["v"]}],
+    )
+    opts = LaunchOptions(unsigned=True, out_dir=tmp_path / "o", approvals=Approvals())
+    assert asyncio.run(run_launch(plan, opts, runtime)).status == "completed"
+    assert kinds == ["transform"]

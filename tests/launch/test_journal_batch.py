@@ -52,3 +52,63 @@ def test_another_threads_write_waits_for_the_batch_to_commit(tmp_path: Path) -> 
     other.join(30)
     assert _seen(journal.path) == ["mine", "other"]
     journal.close()
+
+
+def test_a_read_inside_a_batch_sees_its_writes_and_they_share_one_timestamp(
+    tmp_path: Path,
+) -> None:
+    journal = Journal(tmp_path / "runs.sqlite3")
+    with journal.batch():
+        journal.step_started("r1", "a", "transform", None)
+        journal.step_finished("r1", "b", "transform", "completed")
+        rows = {row.step_id: row for row in journal.steps("r1")}
+        assert set(rows) == {"a", "b"}
+        assert _seen(journal.path) == []  # still one transaction
+        journal.step_started("r1", "c", "transform", None)
+    assert _seen(journal.path) == ["a", "b", "c"]
+    after = {row.step_id: row for row in journal.steps("r1")}
+    assert after["a"].started_at == after["b"].finished_at == after["c"].started_at
+    journal.close()
+
+
+def test_a_transform_runs_only_after_its_started_row_and_its_inputs_are_on_disk(
+    tmp_path: Path,
+) -> None:
+    """Transforms run without an asyncio task, right after the round that
+    journaled them commits: another connection (a resume in another process)
+    already sees the step `started` and its parent `completed`."""
+    from flightdeck.launch import register_transform
+    from flightdeck.launch._transforms import _REGISTRY
+
+    from .conftest import Harness, write_plan
+
+    harness = Harness(tmp_path)
+    seen: dict[str, dict[str, str]] = {}
+
+    def look(bindings: dict[str, object], ctx: object) -> int:
+        step = str(getattr(ctx, "step_id", "?"))
+        with sqlite3.connect(harness.journal.path) as other:
+            rows = other.execute("SELECT step_id, status FROM steps").fetchall()
+        seen[step] = dict(rows)
+        return 1
+
+    register_transform("look_test", look)
+    try:
+        plan = write_plan(
+            tmp_path,
+            steps=[
+                {"id": "a", "kind": "transform", "transform": "look_test", "outputs": ["v"]},
+                {
+                    "id": "b",
+                    "kind": "transform",
+                    "transform": "look_test",
+                    "bindings": {"x": "steps.a.v"},
+                    "outputs": ["v"],
+                },
+            ],
+        )
+        assert harness.run(plan).status == "completed"
+    finally:
+        _REGISTRY.pop("look_test", None)
+    assert seen["a"] == {"a": "started"}
+    assert seen["b"] == {"a": "completed", "b": "started"}

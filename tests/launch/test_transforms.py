@@ -252,3 +252,39 @@ def test_html_render_runs_in_a_plan_under_the_deny_all_policy(
     assert result.status == "completed", result.error
     html = harness.journal.steps(result.run_id)[0].result["outputs"]["html"]
     assert html == "<p><strong>hi</strong> &lt;b onclick=x&gt;</p>\n"
+
+
+def test_a_transform_result_reaches_dependants_as_plain_json(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """A str subclass (an enum member) and a tuple leave a step as a plain
+    str and a list: only JSON data crosses a step boundary."""
+    import enum
+
+    class Colour(enum.StrEnum):
+        RED = "red"
+
+    seen: list[tuple[type, type]] = []
+    register_transform("enum_test", lambda b, ctx: Colour.RED)
+    register_transform("tuple_test", lambda b, ctx: (1, 2))
+    register_transform("seen_test", lambda b, ctx: seen.append((type(b["c"]), type(b["t"]))))
+    try:
+        plan = write_plan(
+            tmp_path,
+            steps=[
+                {"id": "make", "kind": "transform", "transform": "enum_test", "outputs": ["c"]},
+                {"id": "pair", "kind": "transform", "transform": "tuple_test", "outputs": ["t"]},
+                {
+                    "id": "look",
+                    "kind": "transform",
+                    "transform": "seen_test",
+                    "bindings": {"c": "steps.make.c", "t": "steps.pair.t"},
+                    "outputs": ["out"],
+                },
+            ],
+        )
+        assert harness.run(plan).status == "completed"
+        assert seen == [(str, list)]
+    finally:
+        for name in ("enum_test", "tuple_test", "seen_test"):
+            _REGISTRY.pop(name, None)

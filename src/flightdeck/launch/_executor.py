@@ -25,6 +25,16 @@ class Executor(Protocol):
     async def submit(self, task: StepTask) -> StepOutcome: ...
 
 
+@runtime_checkable
+class InlineExecutor(Executor, Protocol):
+    """An executor that can run some steps synchronously in the caller's
+    thread (the scheduler then needs no task for them)."""
+
+    def runs_inline(self, task: StepTask) -> bool: ...
+
+    def run_inline(self, task: StepTask) -> StepOutcome: ...
+
+
 async def execute_step(
     task: StepTask, services: StepServices, record: TryRecorder | None = None
 ) -> StepOutcome:
@@ -54,3 +64,11 @@ class LocalExecutor:
 
     async def submit(self, task: StepTask) -> StepOutcome:
         return await execute_step(task, self.services, self.record)
+
+    def runs_inline(self, task: StepTask) -> bool:
+        # A transform is synchronous, pure and writes no audit record. A
+        # subclass that overrides `submit` sees every task, transforms too.
+        return task.kind == "transform" and type(self).submit is LocalExecutor.submit
+
+    def run_inline(self, task: StepTask) -> StepOutcome:
+        return run_transform(task, self.services)

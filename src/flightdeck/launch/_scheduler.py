@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from flightdeck.flightplan import FlightPlan, Step, StepGraph, substitute_inputs
 from flightdeck.launch._approval import PENDING, Approvals
 from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._events import EventSink, LaunchEvent
-from flightdeck.launch._executor import Executor
+from flightdeck.launch._events import EventSink, LaunchEvent, ignore
+from flightdeck.launch._executor import Executor, InlineExecutor
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
 
 _HOST = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9*.-]*(?::[0-9]+)?$")
@@ -77,7 +77,7 @@ class Scheduler:
     approvals: Approvals
     settings: StepSettings
     max_parallel: int = 4
-    emit: EventSink = field(default=lambda _: None)
+    emit: EventSink = ignore
     replay: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     state: StepState = field(default_factory=StepState)
 
@@ -120,17 +120,37 @@ class Scheduler:
             if step_id in self.state.failed:
                 settle(step_id)
         running: dict[asyncio.Future[StepOutcome], Step] = {}
-        finished: set[asyncio.Future[StepOutcome]] = set()
+        # Futures report themselves as they finish: one callback per step,
+        # where `asyncio.wait` would add and remove one on every running
+        # future in every round.
+        finished: list[asyncio.Future[StepOutcome]] = []
+        loop = asyncio.get_running_loop()
+        wake: asyncio.Future[None] = loop.create_future()
+
+        def report(future: asyncio.Future[StepOutcome]) -> None:
+            finished.append(future)
+            if not wake.done():
+                wake.set_result(None)
+
+        # Steps the executor runs synchronously (a local transform) skip the
+        # task machinery: they run right after the round that journaled
+        # their start commits, and finish in the next round like the rest.
+        inline = self.executor if isinstance(self.executor, InlineExecutor) else None
+        started_inline: list[tuple[Step, StepTask]] = []
+        outcomes: list[tuple[Step, StepOutcome]] = []
         while True:
             # One scheduling round, one journal transaction: the rows of the
             # steps that just finished and of those started now commit
-            # together, before the `await` lets any started step run.
+            # together, before any started step runs.
             with self.journal.batch():
-                for future in sorted(finished, key=lambda f: rank[running[f].id]):
-                    step = running.pop(future)
-                    self._finish(step, future.result())
+                outcomes.extend((running.pop(f), f.result()) for f in finished)
+                finished.clear()
+                outcomes.sort(key=lambda pair: rank[pair[0].id])
+                for step, outcome in outcomes:
+                    self._finish(step, outcome)
                     settle(step.id)
-                while ready and len(running) < max(self.max_parallel, 1):
+                outcomes.clear()
+                while ready and len(running) + len(started_inline) < max(self.max_parallel, 1):
                     _, step_id = heapq.heappop(ready)
                     if step_id not in waiting:
                         continue  # blocked after it became ready
@@ -138,19 +158,30 @@ class Scheduler:
                     task = self._dispatch(steps[step_id])
                     if task is None:
                         settle(step_id)
+                    elif inline is not None and inline.runs_inline(task):
+                        started_inline.append((steps[step_id], task))
                     else:
                         future = asyncio.ensure_future(self.executor.submit(task))
+                        future.add_done_callback(report)
                         running[future] = steps[step_id]
-            if not running:
+            if inline is not None:  # the `started` rows of these are committed now
+                outcomes.extend((step, inline.run_inline(task)) for step, task in started_inline)
+            started_inline.clear()
+            if not running and not outcomes:
                 break
-            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            if outcomes:
+                await asyncio.sleep(0)  # let running steps move between rounds
+            elif not finished:
+                await wake
+            if wake.done():
+                wake = loop.create_future()
         return self.state
 
     # ------------------------------------------------------------------
     def _block(self, step: Step) -> None:
         self.state.blocked.add(step.id)
         self.journal.step_finished(self.run_id, step.id, step.kind or "?", "blocked")
-        self.emit(LaunchEvent("step_finished", self.run_id, step.id, "blocked"))
+        self._event("step_finished", step.id, "blocked")
 
     def _values(self, step: Step) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -198,14 +229,14 @@ class Scheduler:
             self.journal.step_finished(
                 self.run_id, step.id, kind, "pending-approval", approval=PENDING
             )
-            self.emit(LaunchEvent("step_finished", self.run_id, step.id, "pending-approval"))
+            self._event("step_finished", step.id, "pending-approval")
             return None
         if approval.startswith("denied"):
             error = LaunchError("approval.denied", f"approval denied ({approval})", step=step.id)
             self._finish(step, StepOutcome.failed(error.to_dict()), approval)
             return None
         self.journal.step_started(self.run_id, step.id, kind, approval)
-        self.emit(LaunchEvent("step_started", self.run_id, step.id, "running"))
+        self._event("step_started", step.id, "running")
         return StepTask(
             run_id=self.run_id,
             step_id=step.id,
@@ -299,12 +330,12 @@ class Scheduler:
                 approval=approval,
             )
             self.state.failed[step.id] = error
-        self.emit(
-            LaunchEvent(
-                "step_finished",
-                self.run_id,
-                step.id,
-                outcome.status,
-                {"error": outcome.error} if outcome.error else {},
-            )
-        )
+        detail = {"error": outcome.error} if outcome.error else {}
+        self._event("step_finished", step.id, outcome.status, detail)
+
+    def _event(
+        self, kind: str, step_id: str, status: str, detail: dict[str, Any] | None = None
+    ) -> None:
+        if self.emit is ignore:  # nobody listens (a library launch): build nothing
+            return
+        self.emit(LaunchEvent(kind, self.run_id, step_id, status, detail or {}))

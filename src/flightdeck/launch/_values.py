@@ -30,9 +30,16 @@ def value_hash(value: Any) -> str:
     return "sha256:" + sha256_hex(canonical_json(value))
 
 
+# Exactly these types (not subclasses: a str enum must become a plain str)
+# come back from the JSON round trip as themselves, so they skip it.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_plain(value: Any) -> Any:
     """Round-trip through JSON so only plain data remains (tuples become lists,
-    non-JSON objects become their `str`)."""
+    non-JSON objects become their `str`). Containers are always copied."""
+    if type(value) in _SCALARS:
+        return value
     return json.loads(json.dumps(value, default=str))
 
 
