@@ -97,11 +97,7 @@ def list_keys(fmt: str) -> None:
         for entry in entries
     ]
     listed = {entry.key_id for entry in entries}
-    rows += [
-        ("-", r.key_id, "", _state(r))
-        for r in revoked
-        if r.key_id not in listed
-    ]
+    rows += [("-", r.key_id, "", _state(r)) for r in revoked if r.key_id not in listed]
     print_table(["for", "key id", "added", "state"], rows)
 
 
