@@ -69,6 +69,16 @@ def handlers(home: Path) -> dict[str, Any]:
         return {"opened": True}
 
     async def record(call: ActionCall) -> Any:
+        # `busy/<pid>.<step>` while the call runs: which worker to kill.
+        busy = home / "busy" / f"{os.getpid()}.{call.step_id}"
+        busy.parent.mkdir(exist_ok=True)
+        busy.touch()
+        try:
+            return await write(call)
+        finally:
+            busy.unlink()
+
+    async def write(call: ActionCall) -> Any:
         # A write to a target system: one line per write in the run's ledger
         # (the side file the kill tests count), with time around it so a
         # kill lands before, during or after it.
@@ -90,6 +100,7 @@ def handlers(home: Path) -> dict[str, Any]:
         "m.hang": hang_once,
         "w.hang": hang_once,
         "m.gate": gate,
+        "w.gate": gate,
     }
 
 
@@ -143,8 +154,13 @@ def launch_main(
         result = asyncio.run(launch(target, options, runtime(Path(home), engine=engine)))
     except LaunchError as exc:
         print(json.dumps({"error": exc.to_dict()}), flush=True)
-        return
-    print(json.dumps(result.to_dict()), flush=True)
+    else:
+        print(json.dumps(result.to_dict()), flush=True)
+    # As the CLI does (`cli._temporal.skip_teardown`): no interpreter
+    # teardown after the SDK's last call, which can abort the process
+    # (temporalio/sdk-python#300).
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def main(address: str, queue: str, home: str) -> None:

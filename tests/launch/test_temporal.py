@@ -405,6 +405,38 @@ def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path:
     _replay(cluster, started.run_id)
 
 
+def test_a_resume_of_an_open_run_is_refused_before_it_touches_the_journal(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from flightdeck.launch import LaunchError, TemporalEngine
+
+    plan = _hang_plan(tmp_path / "plan", "write_gate", "aileron:w.gate", WRITE)
+    engine = TemporalEngine(cluster.address, cluster.queue, detach=True, heartbeat_timeout=2.0)
+    runtime = support.runtime(cluster.home, engine=engine)
+    started = _launch(runtime, plan, tmp_path / "out", approve=["write_gate"])
+    _wait_for(lambda: bool(_calls(cluster.home, "write_gate")), "the write to start")
+    # The write is in flight on a worker, journaled `started`: a resume now
+    # (an operator who thinks the run died with its launcher) must neither
+    # hold it as in doubt nor record a decision nor a resume.
+    for decisions in (ResumeDecisions(), ResumeDecisions(retry=frozenset({"write_gate"}))):
+        with pytest.raises(LaunchError) as refused:
+            cluster.launch(
+                plan,
+                tmp_path / "out",
+                resume=started.run_id,
+                approve=["write_gate"],
+                decisions=decisions,
+            )
+        assert refused.value.code == "temporal.run_open"
+        rows = Journal(cluster.home / "runs.sqlite3").steps(started.run_id)
+        assert [(r.step_id, r.status) for r in rows] == [("write_gate", "started")]
+    kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
+    assert "launch.resume" not in kinds and "resume.decision" not in kinds
+    _open_gate(cluster.home, "write_gate")
+    assert _wait_run(cluster, started.run_id).status == "completed"
+    assert len(_calls(cluster.home, "write_gate")) == 1
+
+
 def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
     """As users run it, configured by `[temporal]` in flightdeck.toml: a
     `flightdeck worker` process, `flightdeck launch`, then `flightdeck runs
