@@ -31,7 +31,7 @@ from flightdeck.launch import (
     StepServices,
 )
 
-LEDGER_STEP_SECONDS = 0.15
+LEDGER_STEP_SECONDS = 0.25
 
 
 def _log(home: Path, name: str, call: ActionCall) -> int:

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,10 +42,10 @@ pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not
 server = pytest.fixture(scope="module")(dev_server)
 ROOT = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("FD_KILL9_SEED", "20"))  # another seed: another campaign
-KILLS = 12  # at least this many kill -9s, over at least MIN_RUNS runs
+KILLS = 10  # at least this many kill -9s, over at least MIN_RUNS runs
 MIN_RUNS = 3
 MAX_RUNS = 8
-KILLS_PER_RUN = 6
+KILLS_PER_RUN = 5
 PAUSE = (0.3, 2.2)  # seconds between two kills: start-up, steps, waits, ends
 NON_IDEMPOTENT = ("w1", "w2")
 IDEMPOTENT = ("i1", "i2")
@@ -139,26 +140,44 @@ class Chaos:
             if self.active.is_set() and not self.stopped.is_set():
                 self._kill_one()
 
+    def _busy(self) -> list[subprocess.Popen[str]]:
+        return [
+            proc
+            for proc, ready in self.workers
+            if ready.is_set() and any((self.home / "busy").glob(f"{proc.pid}.*"))
+        ]
+
     def _kill_one(self) -> None:
+        if self.run_kills >= KILLS_PER_RUN:  # let the run end
+            return
+        target = "launcher" if self.rng.random() < 0.3 else "worker"
+        if target == "worker" and self.rng.random() < 0.75:
+            # A worker's death matters while it runs a step: wait for one to
+            # start a step, then kill it at a random point of the step or
+            # just after (before, during or after its write, or its report).
+            deadline = time.monotonic() + 2.0
+            while not self._busy() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            target = "busy worker"
+            self.stopped.wait(self.rng.uniform(0, 2.2 * support.LEDGER_STEP_SECONDS))
         with self.lock:
-            if self.run_kills >= KILLS_PER_RUN:  # let the run end
-                return
             workers = [p for p, ready in self.workers if ready.is_set() and p.poll() is None]
-            # A worker's death matters while it runs a step: prefer such one.
-            busy = [p for p in workers if any((self.home / "busy").glob(f"{p.pid}.*"))]
-            victims: list[tuple[str, subprocess.Popen[str]]] = [
-                ("worker", p) for p in (busy if busy and self.rng.random() < 0.75 else workers)
-            ]
-            pick_launcher = self.rng.random() < 0.35 or not victims
-            if self.launcher is not None and self.launcher.poll() is None and pick_launcher:
-                victims = [("launcher", self.launcher)]
+            busy = [p for p in self._busy() if p in workers]
+            victims = (
+                {"worker": workers, "busy worker": busy or workers}[target]
+                if target != "launcher"
+                else []
+            )
+            launcher_alive = self.launcher is not None and self.launcher.poll() is None
+            if launcher_alive and (target == "launcher" or not victims):
+                victims, target = [self.launcher], "launcher"
             if not victims:
                 return
-            kind, proc = self.rng.choice(victims)
-            self.run_kills += 1
+            proc = self.rng.choice(victims)
             proc.send_signal(signal.SIGKILL)  # not reaped yet, so never a stranger
-            self.kills.append(kind)
-            if kind == "worker":
+            self.run_kills += 1
+            self.kills.append(target if proc in busy or target == "launcher" else "worker")
+            if target != "launcher":
                 self.workers = [w for w in self.workers if w[0] is not proc]
                 proc.wait()
                 self._start_worker()
@@ -299,7 +318,7 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
         records[-1]["out"] = out
         records[-1]["kills"] = len(chaos.kills) - sum(r.get("kills", 0) for r in records)
     assert len(chaos.kills) >= KILLS
-    assert {"worker", "launcher"} <= set(chaos.kills), chaos.kills
+    assert {"busy worker", "launcher"} <= set(chaos.kills), chaos.kills
     journal = Journal(chaos.home / "runs.sqlite3")
     for record in records:
         run_id = record["run_id"]
@@ -326,8 +345,10 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
         assert {row.step_id: row.result["outputs"] for row in rows} == local_outputs
         assert json.loads((record["out"] / "done.json").read_text()) == local_done
     print(
-        f"kills: {len(chaos.kills)} ({chaos.kills.count('launcher')} launcher)"
+        f"kills: {len(chaos.kills)} ({chaos.kills.count('launcher')} launcher,"
+        f" {chaos.kills.count('busy worker')} busy worker)"
         f" over {len(records)} runs {[r['kills'] for r in records]};",
         f"decided: {[r['decided'] for r in records]}",
+        f"waited: {[r.get('waited', 0) for r in records]}",
         f"launches: {[len(r['steps']) for r in records]}",
     )
