@@ -45,8 +45,8 @@ SEED = int(os.environ.get("FD_KILL9_SEED", "20"))  # another seed: another campa
 KILLS = 10  # at least this many kill -9s, over at least MIN_RUNS runs
 MIN_RUNS = 3
 MAX_RUNS = 8
-KILLS_PER_RUN = 5
-PAUSE = (0.3, 2.2)  # seconds between two kills: start-up, steps, waits, ends
+KILLS_PER_RUN = 4
+PAUSE = (0.2, 1.5)  # seconds between two kills: start-up, steps, waits, ends
 NON_IDEMPOTENT = ("w1", "w2")
 IDEMPOTENT = ("i1", "i2")
 STEPS = ("w1", "i1", "w2", "i2")
@@ -288,25 +288,68 @@ def _operate(chaos: Chaos, plan: Path, out: Path) -> dict[str, Any]:
     return record
 
 
-def _local(tmp_path: Path, plan: Path) -> tuple[dict[str, Any], Any]:
-    home = tmp_path / "local"
+_VOLATILE = {"duration_ms", "started_at", "finished_at", "timestamp", "launch_time"}
+# What the kills add to a run's audit: resumes, the operator's decisions,
+# and the ends of the workflows that failed on an in-doubt step.
+_KILL_RECORDS = {"launch.resume", "resume.decision", "launch.finish", "lifecycle.event"}
+
+
+def _audit(home: Path, run_id: str, out: Path) -> list[str]:
+    """A run's audit records as text, timings dropped, its run id and output
+    folder written as placeholders."""
+    from flightdeck.audit import SQLiteAuditSink
+
+    return [
+        json.dumps(
+            [r.kind, {k: v for k, v in r.fields.items() if k not in _VOLATILE}],
+            sort_keys=True,
+            default=str,
+        )
+        .replace(str(out), "OUT")
+        .replace(run_id, "RUN")
+        for r in SQLiteAuditSink(home / "audit.sqlite3").records(run_id=run_id)
+    ]
+
+
+def _local(tmp_path: Path, plan: Path) -> dict[str, Any]:
+    home, out = tmp_path / "local", tmp_path / "out-local"
     home.mkdir()
     opts = LaunchOptions(
         unsigned=True,
-        out_dir=tmp_path / "out-local",
+        out_dir=out,
         approvals=Approvals.build(["all"]),
         settings=StepSettings(retry_base_delay=0.0),
     )
     result = asyncio.run(launch(plan, opts, support.runtime(home)))
     assert result.status == "completed", result.error
     rows = Journal(home / "runs.sqlite3").steps(result.run_id)
-    outputs = {row.step_id: row.result["outputs"] for row in rows}
-    return outputs, json.loads((tmp_path / "out-local" / "done.json").read_text())
+    return {
+        "outputs": {row.step_id: row.result["outputs"] for row in rows},
+        "done": json.loads((out / "done.json").read_text()),
+        "audit": set(_audit(home, result.run_id, out)),
+    }
+
+
+def _same_audit(local: set[str], remote: list[str]) -> None:
+    """The run's audit is the local run's, plus what the kills explain."""
+    records = [json.loads(text) for text in remote]
+    accepted = {
+        fields["step"]
+        for kind, fields in records
+        if kind == "resume.decision" and fields["decision"] == "accept"
+    }
+    for text in local - set(remote):  # only the calls the operator accepted
+        kind, fields = json.loads(text)
+        assert kind == "launch.action_call" and fields["step"] in accepted, text
+    for text in set(remote) - local:
+        kind, fields = json.loads(text)
+        assert kind in _KILL_RECORDS, text
+        assert fields.get("status") != "completed", text
 
 
 def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: Path) -> None:
     plan = _plan(tmp_path / "plan")
-    local_outputs, local_done = _local(tmp_path, plan)
+    local = _local(tmp_path, plan)
     records: list[dict[str, Any]] = []
     while len(records) < MIN_RUNS or len(chaos.kills) < KILLS:
         assert len(records) < MAX_RUNS, chaos.kills
@@ -342,8 +385,9 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
                         assert later["statuses"][step] == "completed", (step, record)
                         assert later["writes"][step] == snapshot["writes"][step], (step, record)
         # The outputs are the local executor's, accepted steps included.
-        assert {row.step_id: row.result["outputs"] for row in rows} == local_outputs
-        assert json.loads((record["out"] / "done.json").read_text()) == local_done
+        assert {row.step_id: row.result["outputs"] for row in rows} == local["outputs"]
+        assert json.loads((record["out"] / "done.json").read_text()) == local["done"]
+        _same_audit(local["audit"], _audit(chaos.home, run_id, record["out"]))
     print(
         f"kills: {len(chaos.kills)} ({chaos.kills.count('launcher')} launcher,"
         f" {chaos.kills.count('busy worker')} busy worker)"
