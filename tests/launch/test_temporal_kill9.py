@@ -106,7 +106,9 @@ class Chaos:
         self.workers: list[tuple[subprocess.Popen[str], threading.Event]] = []
         self.launcher: subprocess.Popen[str] | None = None
         self.kills: list[str] = []
+        self.error: BaseException | None = None  # what stopped the chaos thread
         self.run_kills = 0  # in the current run
+        self.unsafe_kills = 0  # of a worker running a non-idempotent write
         self.active = threading.Event()
         self.stopped = threading.Event()
         for _ in range(2):
@@ -135,49 +137,55 @@ class Chaos:
         self.workers.append((proc, ready))
 
     def _loop(self) -> None:
-        while not self.stopped.is_set():
-            self.stopped.wait(self.rng.uniform(*PAUSE))
-            if self.active.is_set() and not self.stopped.is_set():
-                self._kill_one()
+        try:
+            while not self.stopped.is_set():
+                self.stopped.wait(self.rng.uniform(*PAUSE))
+                if self.active.is_set() and not self.stopped.is_set():
+                    self._kill_one()
+        except BaseException as exc:  # the test fails on it, not only a warning
+            self.error = exc
+            raise
 
-    def _busy(self) -> list[subprocess.Popen[str]]:
-        return [
-            proc
-            for proc, ready in self.workers
-            if ready.is_set() and any((self.home / "busy").glob(f"{proc.pid}.*"))
-        ]
+    def _busy(self, steps: str) -> set[str]:
+        """`PID.STEP` of the steps running now (and of killed workers')."""
+        return {path.name for path in (self.home / "busy").glob(f"*.{steps}")}
 
     def _kill_one(self) -> None:
         if self.run_kills >= KILLS_PER_RUN:  # let the run end
             return
         target = "launcher" if self.rng.random() < 0.3 else "worker"
+        pid, unsafe = None, False
         if target == "worker" and self.rng.random() < 0.75:
             # A worker's death matters while it runs a step: wait for one to
-            # start a step, then kill it at a random point of the step or
-            # just after (before, during or after its write, or its report).
-            deadline = time.monotonic() + 2.0
-            while not self._busy() and time.monotonic() < deadline:
+            # start a step, then kill it at a random point of the step or just
+            # after it (before or after its write, before or after its report).
+            # Half of them, and always the first, wait for a non-idempotent
+            # write (`w*`) and kill inside it, so a decision is certain.
+            unsafe = not self.unsafe_kills or self.rng.random() < 0.5
+            steps, seen = ("w*" if unsafe else "*"), self._busy("w*" if unsafe else "*")
+            deadline, started = time.monotonic() + 2.0, set[str]()
+            while not started and time.monotonic() < deadline and not self.stopped.is_set():
                 time.sleep(0.01)
-            target = "busy worker"
-            self.stopped.wait(self.rng.uniform(0, 2.2 * support.LEDGER_STEP_SECONDS))
+                started = self._busy(steps) - seen
+            if started:
+                pid = int(min(started).split(".")[0])
+                longest = 2.2 if self.unsafe_kills else 1.6  # steps take 2 of these
+                self.stopped.wait(self.rng.uniform(0, longest * support.LEDGER_STEP_SECONDS))
         with self.lock:
             workers = [p for p, ready in self.workers if ready.is_set() and p.poll() is None]
-            busy = [p for p in self._busy() if p in workers]
-            victims = (
-                {"worker": workers, "busy worker": busy or workers}[target]
-                if target != "launcher"
-                else []
-            )
-            launcher_alive = self.launcher is not None and self.launcher.poll() is None
-            if launcher_alive and (target == "launcher" or not victims):
-                victims, target = [self.launcher], "launcher"
+            chosen = [p for p in workers if p.pid == pid]
+            victims = chosen or (workers if target == "worker" else [])
+            kind = "busy worker" if chosen else "worker"
+            if self.launcher is not None and self.launcher.poll() is None and not victims:
+                victims, kind = [self.launcher], "launcher"
             if not victims:
                 return
             proc = self.rng.choice(victims)
             proc.send_signal(signal.SIGKILL)  # not reaped yet, so never a stranger
             self.run_kills += 1
-            self.kills.append(target if proc in busy or target == "launcher" else "worker")
-            if target != "launcher":
+            self.unsafe_kills += bool(chosen and unsafe)
+            self.kills.append(kind)
+            if kind != "launcher":
                 self.workers = [w for w in self.workers if w[0] is not proc]
                 proc.wait()
                 self._start_worker()
@@ -352,7 +360,7 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
     local = _local(tmp_path, plan)
     records: list[dict[str, Any]] = []
     while len(records) < MIN_RUNS or len(chaos.kills) < KILLS:
-        assert len(records) < MAX_RUNS, chaos.kills
+        assert len(records) < MAX_RUNS and chaos.error is None, (chaos.kills, chaos.error)
         out = tmp_path / f"out-{len(records)}"
         chaos.run_kills = 0
         chaos.active.set()
@@ -362,6 +370,8 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
         records[-1]["kills"] = len(chaos.kills) - sum(r.get("kills", 0) for r in records)
     assert len(chaos.kills) >= KILLS
     assert {"busy worker", "launcher"} <= set(chaos.kills), chaos.kills
+    # A worker killed inside a non-idempotent write leaves it in doubt.
+    assert chaos.unsafe_kills and any(record["decided"] for record in records)
     journal = Journal(chaos.home / "runs.sqlite3")
     for record in records:
         run_id = record["run_id"]
