@@ -4,14 +4,17 @@ non-idempotent write; the outputs are the local executor's.
 
 A real dev server (`_temporal_env`), two worker processes and a launcher
 process per launch or resume (`_temporal_support`). A chaos thread, seeded,
-kills one of them with SIGKILL after a random delay, again and again; a
-killed worker is replaced at once. The test plays the operator: after a
-launcher is killed it waits for the run's workflow if one is open, else
-resumes the run; when a run reports `resume.in_doubt` it looks at the
-target system (the ledger side file, one line per write) and resumes with
-`accept` if the write is there, `retry` if not. Every write is counted in
-that side file; the assertions are on it, on the journal, and on the
-outputs of a local run of the same plan.
+kills one of them with SIGKILL again and again, after a random pause: the
+launcher, any worker, or (most often) the worker that just started a step,
+at a random time into that step; a killed worker is replaced at once. The
+test plays the operator: after a launcher is killed it resumes the run; a
+resume refused with `temporal.run_open` (the run goes on without its
+launcher) makes it wait for the run's end; when a run reports
+`resume.in_doubt` it looks at the target system (the ledger side file, one
+line per write) and resumes with `accept` if the write is there, `retry` if
+not. The assertions are on the side file, on the journal seen between
+launches, and on the outputs and audit of a local run of the same plan.
+`FD_KILL9_SEED=N` runs another campaign.
 """
 
 from __future__ import annotations
