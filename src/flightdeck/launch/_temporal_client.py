@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from flightdeck.launch._conclude import RunResult
 from flightdeck.launch._errors import LaunchError
@@ -67,11 +67,7 @@ class TemporalEngine:
                 task_queue=self.task_queue,
             )
         except WorkflowAlreadyStartedError:
-            raise LaunchError(
-                "temporal.run_open",
-                f"run {scheduler.run_id} is still open on Temporal",
-                hint=f"decide its pending steps: flightdeck runs approve {scheduler.run_id} STEP",
-            ) from None
+            raise _run_open(scheduler.run_id) from None
         plan = verified.plan.name or "?"
         if self.detach:
             return RunResult(scheduler.run_id, "running", plan, out_dir)
@@ -81,6 +77,19 @@ class TemporalEngine:
             cause = str(exc.cause) if exc.cause is not None else str(exc)
             raise LaunchError("temporal.run_failed", f"run {scheduler.run_id}: {cause}") from None
         return result_from_dict(data)
+
+    async def check_resumable(self, run_id: str) -> None:
+        client = await connect(self.address, self.namespace)
+        try:
+            described = await client.get_workflow_handle(run_id).describe()
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:  # never started (launcher lost before)
+                return
+            raise LaunchError(
+                "temporal.unavailable", f"cannot ask {self.address} about run {run_id}: {exc}"
+            ) from None
+        if described.status == WorkflowExecutionStatus.RUNNING:
+            raise _run_open(run_id)
 
     def spec(self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path) -> dict[str, Any]:
         plan = verified.plan
@@ -111,6 +120,16 @@ class TemporalEngine:
             "heartbeat_timeout": self.heartbeat_timeout,
             "hold_for_approval": hold,
         }
+
+
+def _run_open(run_id: str) -> LaunchError:
+    return LaunchError(
+        "temporal.run_open",
+        f"run {run_id} is still open on Temporal (its workers are walking it or it waits"
+        " for an approval)",
+        hint=f"wait for it to end, or decide its pending steps: flightdeck runs approve {run_id}"
+        " STEP",
+    )
 
 
 def result_from_dict(data: dict[str, Any]) -> RunResult:
