@@ -50,7 +50,7 @@ def fill(data: Path) -> str:
                 )
             journal.output(
                 run_id,
-                {"name": "digest.md", "mimeType": "text/markdown", "sha256": "0" * 64, "bytes": 5},
+                {"name": "digest.md", "mime_type": "text/markdown", "sha256": "0" * 64, "bytes": 5},
                 "# hi\n",
             )
             journal.set_run_status(run_id, STATUSES[n % len(STATUSES)])
