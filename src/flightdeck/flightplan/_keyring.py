@@ -19,12 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from filelock import FileLock
 
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import PUBLISHER, SKILL_NAME
-from flightdeck.flightplan._signing import key_id, load_public_key, public_pem
+from flightdeck.flightplan._passphrase import Passphrase
+from flightdeck.flightplan._signing import key_id, load_private_key, load_public_key, public_pem
 
 KEY_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -287,3 +289,25 @@ def _snake_entry(item: dict[str, Any]) -> dict[str, Any]:
         if old in out and new not in out:
             out[new] = out.pop(old)
     return out
+
+
+def unrevoked_signing_key(
+    signing_key: Ed25519PrivateKey | str | Path | None,
+    passphrase: Passphrase,
+    ring: Keyring,
+    *,
+    code: str,
+    hint: str,
+) -> tuple[Ed25519PrivateKey, str]:
+    """The private key (loaded unless given loaded) and its key id; `code`
+    when the keyring has revoked it (freeze and sign refuse the same way)."""
+    key = (
+        signing_key
+        if isinstance(signing_key, Ed25519PrivateKey)
+        else load_private_key(signing_key, passphrase)
+    )
+    signer = key_id(key.public_key())
+    if signer in ring.revoked():
+        message = f"the signing key {signer} is revoked in the keyring"
+        raise FlightPlanError(code, message, hint=hint)
+    return key, signer

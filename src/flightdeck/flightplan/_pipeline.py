@@ -11,10 +11,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import FrozenPlan, freeze_file
 from flightdeck.flightplan._images import ImageResolver
-from flightdeck.flightplan._keyring import Keyring
+from flightdeck.flightplan._keyring import Keyring, unrevoked_signing_key
 from flightdeck.flightplan._passphrase import Passphrase
 from flightdeck.flightplan._pins import CodeResolver
-from flightdeck.flightplan._signing import key_id, load_private_key
 from flightdeck.flightplan._store import SkillStore, StoredVersion
 
 
@@ -59,19 +58,14 @@ def freeze_plan(
     a key that came with an artifact), so verify and launch accept it.
     With a publisher, `keyring` (default: the user's) is only read, to warn
     when it does not trust the signing key for that publisher."""
-    key = (
-        signing_key
-        if isinstance(signing_key, Ed25519PrivateKey)
-        else load_private_key(signing_key, passphrase)
-    )
     ring = keyring or Keyring()
-    signer = key_id(key.public_key())
-    if signer in ring.revoked():
-        raise FlightPlanError(
-            "freeze.key_revoked",
-            f"the signing key {signer} is revoked in the keyring",
-            hint="sign with a current key ('flightdeck keys generate')",
-        )
+    key, signer = unrevoked_signing_key(
+        signing_key,
+        passphrase,
+        ring,
+        code="freeze.key_revoked",
+        hint="sign with a current key ('flightdeck keys generate')",
+    )
     frozen = freeze_file(
         path, key, publisher=publisher, version=version, resolver=resolver, code=code
     )

@@ -16,10 +16,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from flightdeck.flightplan._canonical import canonical_bytes
 from flightdeck.flightplan._cosign import cosignature_name, make_cosignature
-from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._keyring import Keyring
+from flightdeck.flightplan._keyring import Keyring, unrevoked_signing_key
 from flightdeck.flightplan._passphrase import Passphrase
-from flightdeck.flightplan._signing import key_id, load_private_key
 from flightdeck.flightplan._store import SIGNATURE_FILE, SkillStore
 from flightdeck.flightplan._trust import TrustState
 from flightdeck.flightplan._verify import verify_plan
@@ -56,19 +54,10 @@ def cosign_version(
 ) -> CoSignOutcome:
     """Add a signature by `signing_key` to the stored `NAME@VERSION` (or a
     version directory), over the same canonical bytes and signed statement."""
-    key = (
-        signing_key
-        if isinstance(signing_key, Ed25519PrivateKey)
-        else load_private_key(signing_key, passphrase)
-    )
     ring = keyring or Keyring()
-    signer = key_id(key.public_key())
-    if signer in ring.revoked():
-        raise FlightPlanError(
-            "sign.key_revoked",
-            f"the signing key {signer} is revoked in the keyring",
-            hint="co-sign with a current key",
-        )
+    key, signer = unrevoked_signing_key(
+        signing_key, passphrase, ring, code="sign.key_revoked", hint="co-sign with a current key"
+    )
     store = store or SkillStore()
     # An explicit older version is what rotation co-signs: not a rollback.
     verified = verify_plan(target, store=store, keyring=ring, trust=trust, allow_rollback=True)
