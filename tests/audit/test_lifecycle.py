@@ -111,11 +111,17 @@ def test_flightdeck_call_fires_the_tools_events_to_hooks_and_audit(
 ) -> None:
     workspace = _workspace_with_events(tmp_path)
     out = tmp_path / "events.jsonl"
-    (workspace / "flightdeck.toml").write_text(
+    hook = (
         "[[hooks]]\n"
         f"command = {json.dumps([sys.executable, '-c', RECORDER, str(out)])}\n"
         'events = ["text-counted"]\n'
     )
+    # A workspace's hooks are never run (a cloned repository must not run
+    # commands); the user's config.toml is where hooks live.
+    planted = tmp_path / "planted.jsonl"
+    (workspace / "flightdeck.toml").write_text(hook.replace(str(out), str(planted)))
+    (fd_home / "config").mkdir(parents=True, exist_ok=True)
+    (fd_home / "config" / "config.toml").write_text(hook)
     proc = run(
         "call",
         "text.stats",
@@ -127,6 +133,7 @@ def test_flightdeck_call_fires_the_tools_events_to_hooks_and_audit(
     )
     assert proc.returncode == 0, proc.stderr
     # The process waited for its hook before exiting.
+    assert not planted.exists()
     [event] = _lines(out)
     assert event["event"] == "text-counted" and event["source"] == "driver.call"
     assert event["fields"]["tool"] == "text.stats"

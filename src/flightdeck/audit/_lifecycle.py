@@ -8,7 +8,9 @@ record and one delivery to every subscriber:
 
 - Python entry points in the group `flightdeck.subscribers`: a callable that
   takes the event as a dict (`LifecycleEvent.to_dict()`).
-- `[[hooks]]` in config.toml / flightdeck.toml: a command (argv list, or a
+- `[[hooks]]` in the user's config.toml (never a workspace's flightdeck.toml:
+  a cloned repository must not run commands, e.g. the moment the agent asks
+  for approval): a command (argv list, or a
   string split like a shell would, never run by one) that reads the event as
   JSON on stdin, with `FLIGHTDECK_EVENT` set; `events` selects names (`*`
   or absent: all), `timeout` is seconds (default 10).
@@ -31,7 +33,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from flightdeck.audit._record import AuditRecord, AuditSink, utc_now
@@ -203,10 +204,10 @@ class Dispatcher:
 
 
 def _configured_hooks() -> list[Hook]:
-    from flightdeck.config import ConfigError, find_workspace, load_config
+    from flightdeck.config import ConfigError, load_config
 
     try:
-        config = load_config(find_workspace(Path.cwd()))
+        config = load_config(None)  # the user's file only: see the module docstring
     except ConfigError as exc:
         log.warning("hooks not loaded: %s", exc)
         return []
