@@ -19,6 +19,7 @@ from typing import Any
 
 from acp import Client
 
+from flightdeck.agent.acp._standin import StandIn
 from flightdeck.agent.tools import (
     IMAGE_TYPES,
     Tool,
@@ -71,22 +72,10 @@ class ClientFiles:
         self.seen[path] = _digest(text)
 
 
-class _Wrapped:
-    """Name, description, schema and summary of the disk tool it stands for."""
-
+class _Wrapped(StandIn):
     def __init__(self, disk: Tool, files: ClientFiles) -> None:
-        self.disk = disk
+        super().__init__(disk)
         self.files = files
-        self.name = disk.name
-        self.category = disk.category
-        self.description = disk.description
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return self.disk.input_schema
-
-    def summary(self, args: dict[str, Any]) -> str:
-        return self.disk.summary(args)
 
 
 class ClientRead(_Wrapped):

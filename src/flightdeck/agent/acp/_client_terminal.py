@@ -20,6 +20,7 @@ from typing import Any
 from acp import Client
 from acp.schema import EnvVariable
 
+from flightdeck.agent.acp._standin import StandIn
 from flightdeck.agent.tools import (
     Tool,
     ToolFailure,
@@ -36,24 +37,14 @@ OUTPUT_BYTE_LIMIT = 256 * 1024
 OnTerminal = Callable[[str, str], None]  # (command, terminal id)
 
 
-class ClientBash:
+class ClientBash(StandIn):
     def __init__(
         self, disk: Tool, client: Client, session_id: str, on_terminal: OnTerminal
     ) -> None:
-        self.disk = disk
+        super().__init__(disk)
         self.client = client
         self.session_id = session_id
         self.on_terminal = on_terminal
-        self.name = disk.name
-        self.category = disk.category
-        self.description = disk.description
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return self.disk.input_schema
-
-    def summary(self, args: dict[str, Any]) -> str:
-        return self.disk.summary(args)
 
     async def run(self, args: dict[str, Any], ws: Workspace) -> ToolOutput:
         command, timeout_ms = bash_call(args)
