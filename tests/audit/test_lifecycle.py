@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,23 @@ def test_a_launch_fires_approval_waiting_and_run_finished(harness: Harness, tmp_
         ("approval.waiting", "file", None),
         ("run.finished", None, "pending-approval"),
     ]
+
+
+def test_a_slow_subscriber_cannot_grow_the_queue_without_bound() -> None:
+    gate = threading.Event()
+    seen: list[str] = []
+
+    def slow(event: dict[str, Any]) -> None:
+        gate.wait(10)
+        seen.append(event["event"])
+
+    dispatcher = Dispatcher([], [("slow", slow)], max_pending=3)
+    for n in range(10):
+        dispatcher.deliver(LifecycleEvent(f"e{n}", "test"))
+    assert dispatcher.dropped == 7
+    gate.set()
+    dispatcher.flush()
+    assert seen == ["e0", "e1", "e2"]
+    dispatcher.deliver(LifecycleEvent("later", "test"))  # room again once delivered
+    dispatcher.flush()
+    assert seen[-1] == "later"

@@ -40,6 +40,11 @@ from flightdeck.audit._record import AuditRecord, AuditSink, utc_now
 log = logging.getLogger("flightdeck.lifecycle")
 ENTRY_POINT_GROUP = "flightdeck.subscribers"
 DEFAULT_HOOK_TIMEOUT = 10.0
+# Deliveries waiting at once. A slow hook with a fast producer (a launch of
+# thousands of calls) would otherwise grow the queue without bound and hold the
+# process's exit for pending x timeout; past the cap an event is recorded in
+# the audit but not delivered, and a warning says so.
+MAX_PENDING = 256
 
 Subscriber = Callable[[dict[str, Any]], object]
 
@@ -160,7 +165,11 @@ class Dispatcher:
         self,
         hooks: Sequence[Hook] | None = None,
         subscribers: Sequence[tuple[str, Subscriber]] | None = None,
+        max_pending: int = MAX_PENDING,
     ) -> None:
+        self.max_pending = max_pending
+        self._pending = 0
+        self.dropped = 0
         self._hooks = list(hooks) if hooks is not None else None
         self._subscribers = list(subscribers) if subscribers is not None else None
         self._executor: ThreadPoolExecutor | None = None
@@ -178,12 +187,29 @@ class Dispatcher:
             hooks, subscribers = self._load()
             if not any(h.wants(event.name) for h in hooks) and not subscribers:
                 return None
+            if self._pending >= self.max_pending:
+                self.dropped += 1
+                log.warning("%d deliveries pending: %s not delivered", self._pending, event.name)
+                return None
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(1, thread_name_prefix="flightdeck-events")
+            self._pending += 1
             return self._executor.submit(self._deliver, event, hooks, subscribers)
 
-    @staticmethod
     def _deliver(
+        self,
+        event: LifecycleEvent,
+        hooks: list[Hook],
+        subscribers: list[tuple[str, Subscriber]],
+    ) -> None:
+        try:
+            self._deliver_to(event, hooks, subscribers)
+        finally:
+            with self._lock:
+                self._pending -= 1
+
+    @staticmethod
+    def _deliver_to(
         event: LifecycleEvent, hooks: list[Hook], subscribers: list[tuple[str, Subscriber]]
     ) -> None:
         for name, subscriber in subscribers:
