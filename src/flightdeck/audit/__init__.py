@@ -17,23 +17,58 @@ cannot be opened (not a database, its folder is a file) raises `AuditStoreError`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._jsonl import JsonlAuditSink
-from flightdeck.audit._lifecycle import (
-    ENTRY_POINT_GROUP,
-    Dispatcher,
-    Hook,
-    LifecycleEvent,
-    fire,
-    flush_events,
-    hooks_from_config,
-)
 from flightdeck.audit._memory import MemoryAuditSink
-from flightdeck.audit._query import AuditQuery, AuditQueryError, parse_time, parse_where
 from flightdeck.audit._record import AuditReader, AuditRecord, AuditSink, utc_now
 from flightdeck.audit._sqlite import SQLiteAuditSink
 from flightdeck.config import data_dir
+
+if TYPE_CHECKING:
+    from flightdeck.audit._lifecycle import (
+        ENTRY_POINT_GROUP,
+        Dispatcher,
+        Hook,
+        LifecycleEvent,
+        fire,
+        flush_events,
+        hooks_from_config,
+    )
+    from flightdeck.audit._query import AuditQuery, AuditQueryError, parse_time, parse_where
+
+# Imported on first use (PEP 562): a command that only records or reads
+# pays neither for the event thread and subprocess machinery nor for queries.
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "ENTRY_POINT_GROUP",
+            "Dispatcher",
+            "Hook",
+            "LifecycleEvent",
+            "fire",
+            "flush_events",
+            "hooks_from_config",
+        ],
+        "flightdeck.audit._lifecycle",
+    ),
+    **dict.fromkeys(
+        ["AuditQuery", "AuditQueryError", "parse_time", "parse_where"], "flightdeck.audit._query"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'flightdeck.audit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 DEFAULT_FILE = "audit.sqlite3"
 

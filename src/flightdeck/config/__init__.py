@@ -4,16 +4,32 @@
 (tests point it at a temporary directory).
 """
 
-from flightdeck.config._explain import (
-    ENVIRONMENT,
-    ConfigPaths,
-    Setting,
-    config_paths,
-    explain_config,
-)
+from typing import TYPE_CHECKING, Any
+
 from flightdeck.config._files import Config, ConfigError, load_config
 from flightdeck.config._paths import config_dir, data_dir
 from flightdeck.config._workspace import find_workspace
+
+if TYPE_CHECKING:
+    from flightdeck.config._explain import (
+        ENVIRONMENT,
+        ConfigPaths,
+        Setting,
+        config_paths,
+        explain_config,
+    )
+
+_EXPLAIN = {"ENVIRONMENT", "ConfigPaths", "Setting", "config_paths", "explain_config"}
+
+
+def __getattr__(name: str) -> Any:
+    # `config show` alone needs these: imported on first use (PEP 562).
+    if name not in _EXPLAIN:
+        raise AttributeError(f"module 'flightdeck.config' has no attribute {name!r}")
+    from flightdeck.config import _explain
+
+    return getattr(_explain, name)
+
 
 __all__ = [
     "ENVIRONMENT",
