@@ -81,9 +81,14 @@ def _upload(client: httpx.Client, base: str, repository: str, blob: bytes) -> st
 
 def push_image(address: str, repository: str, tag: str) -> str:
     """Push a one-layer OCI image; return the manifest digest."""
+    return push_layers(address, repository, tag, [(b"flightdeck test layer\n", False)])
+
+
+def push_layers(address: str, repository: str, tag: str, layers: list[tuple[bytes, bool]]) -> str:
+    """Push the layers (bytes, gzipped?) as an OCI image; the manifest digest."""
     base = f"http://{address}"
-    with httpx.Client(timeout=10) as client:
-        layer = b"flightdeck test layer\n"
+    media = "application/vnd.oci.image.layer.v1.tar"
+    with httpx.Client(timeout=20) as client:
         config = json.dumps(
             {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}
         ).encode()
@@ -98,10 +103,11 @@ def push_image(address: str, repository: str, tag: str) -> str:
                 },
                 "layers": [
                     {
-                        "mediaType": "application/vnd.oci.image.layer.v1.tar",
-                        "digest": _upload(client, base, repository, layer),
-                        "size": len(layer),
+                        "mediaType": media + ("+gzip" if gz else ""),
+                        "digest": _upload(client, base, repository, blob),
+                        "size": len(blob),
                     }
+                    for blob, gz in layers
                 ],
             }
         ).encode()

@@ -4,15 +4,14 @@ marker file, pushed layer by layer to the loopback registry."""
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
-import json
 import tarfile
 from pathlib import Path
 
-import httpx
+from tests.flightplan._registry import push_layers
 
-from tests.flightplan._registry import _upload
+# Pushing is the registry helper's: layer by layer, the manifest digest back.
+push = push_layers
 
 BUSYBOX = Path("/bin/busybox")
 INSTALL_HINT = "install Debian's busybox-static (apt-get install -y busybox-static)"
@@ -74,39 +73,3 @@ def busybox_layers() -> list[tuple[bytes, bool]]:
         gz=True,
     )
     return [(first, False), (second, True)]
-
-
-def push(address: str, repository: str, tag: str, layers: list[tuple[bytes, bool]]) -> str:
-    """Push the layers as an OCI image; the manifest digest."""
-    base = f"http://{address}"
-    media = "application/vnd.oci.image.layer.v1.tar"
-    with httpx.Client(timeout=20) as client:
-        config = json.dumps(
-            {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}
-        ).encode()
-        manifest = json.dumps(
-            {
-                "schemaVersion": 2,
-                "mediaType": "application/vnd.oci.image.manifest.v1+json",
-                "config": {
-                    "mediaType": "application/vnd.oci.image.config.v1+json",
-                    "digest": _upload(client, base, repository, config),
-                    "size": len(config),
-                },
-                "layers": [
-                    {
-                        "mediaType": media + ("+gzip" if gz else ""),
-                        "digest": _upload(client, base, repository, blob),
-                        "size": len(blob),
-                    }
-                    for blob, gz in layers
-                ],
-            }
-        ).encode()
-        put = client.put(
-            f"{base}/v2/{repository}/manifests/{tag}",
-            content=manifest,
-            headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"},
-        )
-        assert put.status_code == 201, put.text
-    return "sha256:" + hashlib.sha256(manifest).hexdigest()
