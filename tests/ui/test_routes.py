@@ -238,3 +238,28 @@ def test_an_allowed_host_name_is_served(tmp_path: Path) -> None:
     assert client.get(f"/runs?token={config.secrets.token}").status_code == 200
     other = TestClient(create_app(config), base_url="http://elsewhere:8765")
     assert other.get(f"/runs?token={config.secrets.token}").status_code == 403
+
+
+def test_two_decisions_at_once_start_one_resume(site: Site) -> None:
+    """Two tabs deciding the same paused run at the same moment: one resume."""
+    import threading
+
+    steering = site.client.app.state.pages.steering  # type: ignore[attr-defined]
+    results: list[object] = []
+    barrier = threading.Barrier(2)
+
+    def decide() -> None:
+        barrier.wait()
+        try:
+            results.append(steering.decide(PAUSED, "write", "approve"))
+        except Exception as exc:  # the loser's refusal
+            results.append(getattr(exc, "code", exc))
+
+    threads = [threading.Thread(target=decide) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    steering.wait(30)
+    assert sorted(map(str, results))[0] == "ui.resume_running", results
+    assert len([r for r in site.audit() if r.kind == "ui.approval"]) == 1

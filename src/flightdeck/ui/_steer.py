@@ -48,6 +48,9 @@ class Steering:
     launcher: tuple[str, ...] = (sys.executable, "-m", "flightdeck")
     _running: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Held from the checks to the spawn: two tabs deciding the same paused run
+    # at once must not both pass "not resuming" and start two resumes.
+    _deciding: threading.Lock = field(default_factory=threading.Lock)
 
     def resuming(self, run_id: str) -> bool:
         with self._lock:
@@ -58,6 +61,10 @@ class Steering:
             return process is not None
 
     def decide(self, run_id: str, step_id: str, decision: str) -> dict[str, object]:
+        with self._deciding:
+            return self._decide(run_id, step_id, decision)
+
+    def _decide(self, run_id: str, step_id: str, decision: str) -> dict[str, object]:
         if decision not in DECISIONS:
             raise UiError("ui.bad_decision", f"decision must be approve or deny, not {decision!r}")
         run = self.reader.run(run_id)
