@@ -139,15 +139,13 @@ def _steps(
         if step.kind == "action-call" and step.action_ref:
             entry.update(_action_step(plan, step.id, step.action_ref, options, runtime))
         elif step.kind == "tool":
-            sandboxed = not options.settings.no_sandbox
+            from flightdeck.launch._tool_step import _environment
+
             entry["command"] = list(step.command)
-            entry["environment"] = (
-                f"image {image}"
-                if image and sandboxed
-                else "host tools, versions checked"
-                if sandboxed
-                else "host, unsandboxed (--no-sandbox)"
-            )
+            # The words the step's audit record will use (a sandbox is assumed
+            # present; launch refuses a tool step without one unless --no-sandbox).
+            sandbox = None if options.settings.no_sandbox else "bwrap"
+            entry["environment"] = _environment(image, sandbox)
             hosts = step.trust_contract.hosts if step.trust_contract else ()
             entry["network"] = list(hosts) or "none"
         steps.append(entry)
