@@ -100,7 +100,7 @@ def test_jsonl_missing_file_lists_nothing(tmp_path: Path) -> None:
     ("bad", "missing"), [({"kind": "x"}, "timestamp"), ({"timestamp": "t"}, "kind")]
 )
 def test_record_from_dict_needs_kind_and_timestamp(bad: dict[str, str], missing: str) -> None:
-    with pytest.raises(KeyError, match=missing):
+    with pytest.raises(ValueError, match=missing):
         AuditRecord.from_dict(bad)
 
 

@@ -184,3 +184,38 @@ def test_completion_script_completes_through_the_program() -> None:
     assert proc.stdout.split() == ["plain,bash", "plain,fish", "plain,zsh"]
     for shell in ("zsh", "fish"):
         assert "_FLIGHTDECK_COMPLETE" in run("completion", shell).stdout
+
+
+def test_a_damaged_jsonl_store_is_reported_never_a_traceback(tmp_path: Path) -> None:
+    good = json.dumps({"kind": "io.stage", "run_id": "r1", "timestamp": "t", "fields": {}})
+    cases = {
+        # name: (bytes, exit code, what stderr says, kinds listed)
+        "binary": (b"\xff\xfe\x00garbage\n", 1, '"code": "audit.store_corrupt"', None),
+        "deep": (b"[" * 100_000 + b"\n", 1, '"code": "audit.store_corrupt"', None),
+        "foreign": (b'{"kind": 1, "timestamp": "t"}\n', 1, '"code": "audit.store_corrupt"', None),
+        "mixed": (
+            f"{good}\nnot json\n\xe9\n".encode("latin-1")
+            + b'{"kind":"x","run_id":["a"],"timestamp":"t"}\n',
+            0,
+            "(line 2, 3, 4) [audit.line_unreadable]",
+            ["io.stage"],
+        ),
+        # a crash cut the first write short: nothing recorded yet, not damage
+        "torn": (b'{"kind": "io.st', 0, "(line 1) [audit.line_unreadable]", []),
+    }
+    for name, (data, code, said, kinds) in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(data)
+        proc = run("audit", "list", "--store", f"jsonl:{path}", "--format", "json")
+        assert proc.returncode == code, (name, proc.stderr)
+        # an error is the JSON document on stdout; a warning goes to stderr
+        assert said in proc.stdout + proc.stderr, (name, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr, name
+        if kinds is not None:
+            assert [r["kind"] for r in json.loads(proc.stdout)] == kinds, name
+        assert path.read_bytes() == data  # reading never rewrites the store
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    proc = run("audit", "list", "--store", f"jsonl:{folder}")
+    assert proc.returncode == 1 and "[audit.bad_filter]" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -36,13 +36,22 @@ class AuditRecord:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AuditRecord:
-        return cls(
-            kind=str(data["kind"]),
-            run_id=data.get("run_id"),
-            fields=dict(data.get("fields") or {}),
-            timestamp=str(data["timestamp"]),
-        )
+    def from_dict(cls, data: object) -> AuditRecord:
+        """The record `to_dict` wrote; `ValueError` for anything else (a foreign
+        or hand-edited line must not become a record with a list for a run id)."""
+        if not isinstance(data, dict):
+            raise ValueError("an audit record is a JSON object")
+        kind, run_id = data.get("kind"), data.get("run_id")
+        fields, timestamp = data.get("fields", {}), data.get("timestamp")
+        if not isinstance(kind, str):
+            raise ValueError("an audit record needs a `kind` string")
+        if not isinstance(timestamp, str):
+            raise ValueError("an audit record needs a `timestamp` string")
+        if run_id is not None and not isinstance(run_id, str):
+            raise ValueError("`run_id` is a string or null")
+        if not isinstance(fields, dict):
+            raise ValueError("`fields` is a JSON object")
+        return cls(kind=kind, run_id=run_id, fields=fields, timestamp=timestamp)
 
 
 @runtime_checkable

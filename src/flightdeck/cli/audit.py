@@ -57,9 +57,18 @@ def _load(store: str | None, fmt: str, query: Any) -> list[Any]:
 
     reader = _open(store, fmt)
     try:
-        return list(query.apply(reader.records(run_id=query.run_id)))
+        records = list(query.apply(reader.records(run_id=query.run_id)))
     except AuditStoreError as exc:
         fail(exc, fmt)
+    skipped: list[int] = getattr(reader, "skipped", [])
+    if skipped:  # on stderr, so `--format json` output stays one document
+        shown = ", ".join(str(n) for n in skipped[:5]) + (", …" if len(skipped) > 5 else "")
+        click.echo(
+            f"warning: {len(skipped)} unreadable line(s) skipped in {reader.path} "
+            f"(line {shown}) [audit.line_unreadable]",
+            err=True,
+        )
+    return records
 
 
 def _print(records: list[Any], fmt: str, *, full: bool) -> None:
