@@ -311,8 +311,9 @@ def test_malformed_json_rpc_gets_error_responses_and_the_agent_lives(agent: Agen
         seen = len(agent.client.incoming)
         assert agent.proc.stdin is not None
         agent.proc.stdin.write(b'not json\n[1, 2]\n{"jsonrpc": "2.0"}\n{"method": 7, "id": 3}\n')
+        agent.proc.stdin.write(b"[" * 100_000 + b"\n")  # past the decoder's recursion limit
         await agent.proc.stdin.drain()
-        while len(agent.client.incoming) < seen + 4:
+        while len(agent.client.incoming) < seen + 5:
             await asyncio.sleep(0.02)
         return agent.client.incoming[seen:]
 
@@ -322,6 +323,7 @@ def test_malformed_json_rpc_gets_error_responses_and_the_agent_lives(agent: Agen
         (None, -32600),
         (None, -32600),
         (None, -32600),
+        (None, -32700),
     ]
     reply = agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
     assert reply.protocol_version == 1 and agent.proc.returncode is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,6 +94,28 @@ def _keyring(text: str) -> Damage:
     return damage
 
 
+def _deep_config_toml(home: Path) -> None:
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    (home / "config" / "config.toml").write_text("a = " + "[" * 100_000)
+
+
+def _deep_journal_row(home: Path) -> None:
+    journal = Journal(home / "data" / "runs.sqlite3")
+    journal.create_run(
+        "run-deep",
+        plan_name="p",
+        plan_path="p/SKILL.md",
+        content_hash=None,
+        launch_time="2026-01-01T00:00:00Z",
+        inputs={},
+        options={},
+    )
+    journal.close()
+    with sqlite3.connect(home / "data" / "runs.sqlite3") as conn:
+        conn.execute("UPDATE runs SET inputs = ?", ("[" * 100_000,))
+    conn.close()
+
+
 def _versions_is_a_file(home: Path) -> None:
     folder = home / "data" / "skills" / "weekly"
     folder.mkdir(parents=True)
@@ -114,6 +137,9 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "binary.md").write_bytes(bytes(range(256)) * 4)
     (root / "badutf8.md").write_bytes(b"---\nname: caf\xe9\n---\n")
     (root / "bad.json").write_text("{not json")
+    # JSON and TOML nested past the decoders' recursion limit (a RecursionError)
+    (root / "deep.json").write_text("[" * 100_000)
+    (root / "deep-approvals.json").write_text('{"*": ' + "[" * 100_000)
     (root / "garbage.key").write_text("garbage\n")
     (root / "broken_link").symlink_to(root / "nowhere" / "target")
     for kind in ("TOOL", "ACTION"):
@@ -273,6 +299,19 @@ CASES = [
     Case("runs-show-unknown-json", ("runs", "show", "run-nope", "--format", "json"), 1, (),
          json_error="runs.unknown"),
     Case("runs-show-id-not-utf8", ("runs", "show", "run-\udcff"), 2, ("not valid UTF-8",)),
+    # nested past the decoders' recursion limit
+    Case("call-input-nested-too-deep", ("call", "text.stats", "--workspace", "ws", "--input",
+         "@deep.json"), 2, ("nested too deep", "--input")),
+    Case("launch-approvals-nested-too-deep", ("launch", *PLAN, "--approvals",
+         "deep-approvals.json"), 1, ("approval.file_invalid", "nested too deep")),
+    Case("launch-accept-nested-too-deep", ("launch", "--resume", "run-x", "--accept",
+         "s=" + "[" * 100_000), 2, ("--accept",)),
+    Case("config-toml-nested-too-deep", ("config", "show"), 1,
+         ("config.toml", "nested too deep"), damage=_deep_config_toml),
+    Case("runs-show-journal-row-nested-too-deep", ("runs", "show", "run-deep"), 1,
+         ("journal.corrupt",), damage=_deep_journal_row),
+    Case("runs-list-journal-row-nested-too-deep", ("runs", "list"), 1,
+         ("journal.corrupt",), damage=_deep_journal_row),
     # agent: setup failures are protocol `error` events on stdout
     Case("agent-no-api-key", ("agent", "--json-stream"), 1,
          ('"type":"error"', "config_error", "ANTHROPIC_API_KEY")),

@@ -83,7 +83,7 @@ class Lock:
             self._entries = {}
             try:
                 raw: Any = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
                 raw = {}
             actions = raw.get("actions", {}) if isinstance(raw, dict) else {}
             for key, value in actions.items() if isinstance(actions, dict) else ():

@@ -26,7 +26,7 @@ def read_compat(workspace: Path) -> tuple[dict[str, str], list[str]]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}, []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         return {}, [f"{path}: ignored, cannot be read: {exc}"]
     compat = _table(_table(_table(data, "providers"), "openai"), "compat")
     options = {k: v for k, v in compat.items() if k in MAPPED and isinstance(v, str)}

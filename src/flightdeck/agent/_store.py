@@ -118,7 +118,7 @@ class Session:
                 if nl == -1:
                     raise ValueError("no line end")
                 self._apply(json.loads(chunk), out)
-            except (ValueError, CodecError) as exc:
+            except (ValueError, CodecError, RecursionError) as exc:
                 if pos >= len(raw):
                     out.problems.append(
                         f"session {self.id}: ignored a torn last record ({len(chunk)} bytes)"
@@ -151,7 +151,7 @@ class Session:
     def meta(self) -> dict[str, Any]:
         try:
             data = json.loads((self.path / META).read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
+        except (OSError, ValueError, RecursionError):  # missing, a folder, not JSON, too deep
             return {}
         return data if isinstance(data, dict) else {}
 

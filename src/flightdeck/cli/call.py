@@ -39,6 +39,8 @@ def _parse_input(raw: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"{source} is not JSON: {exc}", param_hint="'--input'") from None
+    except RecursionError:  # the C decoder recurses once per nesting level
+        raise click.BadParameter(f"{source} is nested too deep", param_hint="'--input'") from None
 
 
 def _fail(error: dict[str, Any], fmt: str) -> None:

@@ -55,7 +55,7 @@ def _decisions(accept: tuple[str, ...], retry: tuple[str, ...]) -> ResumeDecisio
         step, sep, raw = item.partition("=")
         try:
             outputs = json.loads(raw) if sep else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
             raise click.BadParameter(f"{step}: not JSON: {exc}", param_hint="'--accept'") from None
         if not step or not isinstance(outputs, dict):
             raise click.BadParameter(

@@ -64,6 +64,8 @@ def _read(path: Path) -> dict[str, Any] | None:
         return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(path, str(exc)) from None
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise ConfigError(path, "nested too deep to read") from None
 
 
 def load_config(workspace: Path | None = None) -> Config:

@@ -108,7 +108,7 @@ def _problem(path: Path, message: bytes, statement: dict[str, Any], digest: str)
         return "is not named SKILL.md.<64 hex of its key id>.sig"
     try:
         data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
         return f"cannot be read ({exc})"
     if not isinstance(data, dict) or data.get("algorithm") != "ed25519":
         return "is not an ed25519 co-signature"

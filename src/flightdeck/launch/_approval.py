@@ -59,6 +59,8 @@ def _read_file(path: Path | None) -> dict[str, str]:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise LaunchError("approval.file_invalid", f"{path}: {exc}") from None
+    except RecursionError:  # the C decoder recurses once per nesting level
+        raise LaunchError("approval.file_invalid", f"{path}: nested too deep") from None
     if not isinstance(data, dict) or not all(v in ("approve", "deny") for v in data.values()):
         raise LaunchError(
             "approval.file_invalid",

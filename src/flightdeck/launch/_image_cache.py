@@ -133,7 +133,7 @@ class ImageCache:
                 raise LaunchError(
                     "image.blob_mismatch", f"{pinned}: rootfs tree {tree} is not {ready['tree']}"
                 )
-        except (LaunchError, OSError, ValueError, KeyError, TypeError) as exc:
+        except (LaunchError, OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
             detail = exc.message if isinstance(exc, LaunchError) else str(exc)
             raise LaunchError(
                 "image.cache_corrupt",

@@ -43,10 +43,12 @@ def coerce(item: Input, raw: Any) -> Any:
     kind = item.type or "string"
     try:
         return _COERCE[kind](raw)
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        shown = repr(raw) if len(repr(raw)) <= 80 else repr(raw)[:79] + "…"
+        reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
         raise LaunchError(
             "input.invalid",
-            f"input {item.name!r} expects a {kind}, got {raw!r}: {exc}",
+            f"input {item.name!r} expects a {kind}, got {shown}: {reason}",
             hint=f"--input {item.name}=<{kind}>",
         ) from None
 

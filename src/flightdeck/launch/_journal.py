@@ -137,12 +137,23 @@ _LEGACY_OPTIONS = {
 }
 
 
-def _snake_options(options: dict[str, Any]) -> dict[str, Any]:
-    return {_LEGACY_OPTIONS.get(key, key): value for key, value in options.items()}
+def _snake_options(options: Any) -> dict[str, Any]:
+    if not isinstance(options, dict):
+        raise LaunchError("journal.corrupt", "a run's stored options are not a JSON object")
+    return {_LEGACY_OPTIONS.get(str(key), str(key)): value for key, value in options.items()}
 
 
 def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # a row edited behind the journal's back
+        raise LaunchError(
+            "journal.corrupt",
+            f"a stored value of the run journal is not JSON: {text[:40]!r}",
+            hint="the journal was changed outside flightdeck; move it aside to start anew",
+        ) from None
 
 
 def _dumps(value: Any) -> str:
@@ -408,7 +419,7 @@ def _run_row(row: tuple[Any, ...]) -> RunRow:
         row[5],
         row[6],
         row[7],
-        json.loads(row[8]),
-        _snake_options(json.loads(row[9])),
+        _loads(row[8]),
+        _snake_options(_loads(row[9])),
         _loads(row[10]),
     )

@@ -82,7 +82,7 @@ def manifest_blobs(manifest: bytes, where: str) -> tuple[Blob, list[Blob]]:
         data = json.loads(manifest)
         config = _blob(data["config"])
         layers = [_blob(item) for item in data["layers"]]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # a hostile registry
         raise LaunchError("image.bad_manifest", f"{where}: not an image manifest ({exc})") from None
     for layer in layers:
         if layer.media_type not in LAYER_TYPES:
@@ -152,7 +152,7 @@ def _get(resolver: OciResolver, ref: Any, kind: str, blob: Blob, where: str, des
 def _media_type(manifest: bytes) -> str:
     try:
         value = json.loads(manifest).get("mediaType", "")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return ""
     return value if isinstance(value, str) else ""
 
@@ -168,7 +168,7 @@ def platform_manifest(top: bytes, where: str) -> Blob | None:
             plat = item.get("platform", {})
             if plat.get("os") == "linux" and plat.get("architecture") == arch:
                 return _blob(item)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise LaunchError("image.bad_manifest", f"{where}: not an image index ({exc})") from None
     raise LaunchError("image.unsupported", f"{where} has no linux/{arch} image")
 

@@ -90,7 +90,7 @@ def render(output: Output, value: Any) -> str:
         if _json_mime(declared):
             try:
                 json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise LaunchError(
                     "output.mime_mismatch",
                     f"output {output.name!r} is declared {declared} but the text is not JSON",

@@ -111,7 +111,7 @@ def _json_object(text: str) -> Any:
         body = body.strip("`").removeprefix("json").strip()
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a model's answer nested too deep
         raise LaunchError(
             "seam.not_json", "a seam with several outputs must answer one JSON object"
         ) from None

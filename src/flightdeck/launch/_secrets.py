@@ -104,7 +104,7 @@ class SecretStore:
             )
         try:
             data = tomllib.loads(self.path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
             raise LaunchError("credential.file_invalid", f"{self.path}: {exc}") from None
         table = data.get("secrets", {})
         self._file = {k: v for k, v in table.items() if isinstance(v, str)}

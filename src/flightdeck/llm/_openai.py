@@ -176,7 +176,7 @@ def _arguments(raw: str, name: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
         message = f"the model sent invalid JSON arguments for tool {name!r}: {exc}"
         raise ProviderError("provider_error", message, retryable=True) from exc
     if not isinstance(value, dict):

@@ -66,7 +66,7 @@ def _loads(text: str | None) -> Any:
         return None
     try:
         return json.loads(text)
-    except ValueError:  # shown as stored rather than failing the page
+    except (ValueError, RecursionError):  # shown as stored rather than failing the page
         return text
 
 

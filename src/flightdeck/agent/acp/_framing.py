@@ -35,7 +35,7 @@ def check_frame(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | No
     """One line as (message, None), or (None, the error response to send)."""
     try:
         value = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # Recursion: too deep
         return None, _error(-32700, "Parse error", str(exc))
     if not isinstance(value, dict):
         return None, _error(-32600, "Invalid request", "a message must be a JSON object")
