@@ -10,6 +10,7 @@ clause that decides for flightdeck (also listed in docs/decisions.md).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from flightdeck.documents import DocumentKind, parse_document, validate_data
-from flightdeck.flightplan import KeyPair, freeze_plan, lint_document
+from flightdeck.flightplan import KeyPair, freeze_plan, lint_document, verify_plan
+from tests.flightplan._code import FakeCode
 from tests.flightplan._plans import document, example_data, example_path
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "aileron"
@@ -298,3 +300,27 @@ def test_a_plan_frozen_by_flightdeck_validates_against_aileron(
     assert frozen.document is not None
     assert frozen.document.data["aileron"]["lock"]["resolvedCapabilitySet"] == ["aws-cli@2.22.4"]
     assert _aileron_valid(frozen.document.data)
+
+
+def test_a_plan_frozen_with_code_pins_validates_against_aileron(
+    example_file: Path, keys: KeyPair
+) -> None:
+    outcome = freeze_plan(
+        example_file, signing_key=keys.private_path, version="1.0.0", code=FakeCode()
+    )
+    folder = outcome.stored.path
+    data = parse_document((folder / "SKILL.md").read_bytes()).document
+    assert data is not None
+    assert "codePins" not in data.data["aileron"]["lock"]  # Aileron's lock is closed
+    pins = (folder / "code-pins.json").read_bytes()
+    bound = data.data["metadata"]["flightdeck-code-pins"]
+    assert bound == "sha256:" + hashlib.sha256(pins).hexdigest()
+    assert [p["driver"] for p in json.loads(pins)["codePins"]] == ["metrics", "tracker"]
+    assert _aileron_valid(data.data)
+    # ... and flightdeck's own schema and lint accept the frozen file.
+    assert _flightdeck_valid(data.data)
+    verified = verify_plan(str(folder))
+    assert [pin.driver for pin in verified.lock.code_pins] == ["metrics", "tracker"]
+    assert (
+        verified.plan.lock is not None and verified.plan.lock.code_pins == verified.lock.code_pins
+    )
