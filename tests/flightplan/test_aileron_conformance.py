@@ -22,8 +22,9 @@ from jsonschema import Draft202012Validator
 
 from flightdeck.documents import DocumentKind, parse_document, validate_data
 from flightdeck.flightplan import KeyPair, freeze_plan, lint_document, verify_plan
+from flightdeck.flightplan._emit import emit_skill
 from tests.flightplan._code import FakeCode
-from tests.flightplan._plans import document, example_data, example_path
+from tests.flightplan._plans import document, example_body, example_data, example_path
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "aileron"
 Data = dict[str, Any]
@@ -324,3 +325,28 @@ def test_a_plan_frozen_with_code_pins_validates_against_aileron(
     assert (
         verified.plan.lock is not None and verified.plan.lock.code_pins == verified.lock.code_pins
     )
+
+
+class _Registry:
+    """Answers a tag with a digest, as a registry's HEAD would."""
+
+    def resolve(self, ref: str) -> str:
+        return "registry.example.com/base@sha256:" + "ab" * 32
+
+
+def test_a_plan_frozen_with_an_image_validates_against_aileron(
+    tmp_path: Path, keys: KeyPair
+) -> None:
+    data = example_data()
+    data["aileron"]["environment"]["image"] = "registry.example.com/base:1.2"
+    source = tmp_path / "SKILL.md"
+    source.write_text(emit_skill(data, example_body()))
+    outcome = freeze_plan(source, signing_key=keys.private_path, resolver=_Registry())
+    frozen = parse_document((outcome.stored.path / "SKILL.md").read_bytes()).document
+    assert frozen is not None
+    [image] = frozen.data["aileron"]["lock"]["resolvedImages"]
+    assert image == {"ref": "registry.example.com/base:1.2", "digest": "sha256:" + "ab" * 32}
+    assert _aileron_valid(frozen.data)
+    # The lock before this change is still flightdeck-valid (its pattern takes both).
+    image["digest"] = "registry.example.com/base@" + image["digest"]
+    assert _flightdeck_valid(frozen.data) and not _aileron_valid(frozen.data)

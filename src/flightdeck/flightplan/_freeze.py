@@ -44,6 +44,7 @@ SEMVER = re.compile(
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
 )
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+IMAGE_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")  # Aileron's resolvedImages[].digest
 
 
 @dataclass(frozen=True)
@@ -239,13 +240,16 @@ def _resolve_images(plan: FlightPlan, resolver: ImageResolver) -> tuple[Resolved
     if image is None:
         return ()
     pinned = resolver.resolve(image)
-    if not pinned or "@sha256:" not in pinned:
+    digest = (pinned or "").rpartition("@")[2]
+    if not pinned or "@" not in pinned or not IMAGE_DIGEST.match(digest):
         raise FlightPlanError(
             "freeze.image_unresolved",
             f"image '{image}' did not resolve to a digest",
             hint="check the tag exists in the registry, or pin it as name@sha256:<hex>",
         )
-    return (ResolvedImage(image, pinned),)
+    # Aileron's form: the bare digest; the repository is the one `ref` names
+    # (launch pulls `ResolvedImage.pinned`).
+    return (ResolvedImage(image, digest),)
 
 
 def _resolve_tools(plan: FlightPlan) -> tuple[ResolvedCapability, ...]:
