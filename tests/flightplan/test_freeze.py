@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flightdeck.documents import parse_document
+from flightdeck.documents import DocumentKind, load_document, parse_document
 from flightdeck.flightplan import (
     FlightPlanError,
     KeyPair,
@@ -19,6 +20,7 @@ from flightdeck.flightplan import (
     verify_plan,
 )
 from flightdeck.flightplan._emit import emit_skill
+from tests.flightplan._code import FakeCode
 from tests.flightplan._plans import example_body, example_data
 
 PINNED = "registry.example.com/base@sha256:" + "ab" * 32
@@ -361,3 +363,22 @@ CD, EF = "sha256:" + "cd" * 32, "sha256:" + "ef" * 32
 def test_the_pinned_image_launch_pulls(ref: str, digest: str, pinned: str) -> None:
     lock = Lock.read({"resolvedImages": [{"ref": ref, "digest": digest}]})
     assert lock is not None and lock.resolved_images[0].pinned == pinned
+
+
+def test_freeze_owns_the_code_pins_binding_in_metadata(tmp_path: Path, keys: KeyPair) -> None:
+    """A binding in the source (a re-frozen plan) is replaced, never trusted."""
+    data = example_data()
+    data["metadata"] = {"owner": "ops", "flightdeck-code-pins": "sha256:" + "0" * 64}
+    path = _write(tmp_path, data)
+    unpinned = freeze_plan(path, signing_key=keys.private_path)
+    frozen = load_document(unpinned.stored.path / "SKILL.md", kind=DocumentKind.SKILL).document
+    assert frozen is not None and frozen.data["metadata"] == {"owner": "ops"}
+    assert not (unpinned.stored.path / "code-pins.json").exists()
+    verify_plan(unpinned.stored.path)
+    pinned = freeze_plan(path, signing_key=keys.private_path, code=FakeCode())
+    raw = (pinned.stored.path / "code-pins.json").read_bytes()
+    frozen = load_document(pinned.stored.path / "SKILL.md", kind=DocumentKind.SKILL).document
+    assert frozen is not None
+    assert frozen.data["metadata"]["flightdeck-code-pins"] == "sha256:" + sha256(raw).hexdigest()
+    assert pinned.stored.path != unpinned.stored.path  # the pins are under the content hash
+    assert len(verify_plan(pinned.stored.path).lock.code_pins) == 2
