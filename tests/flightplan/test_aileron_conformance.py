@@ -10,6 +10,7 @@ clause that decides for flightdeck (also listed in docs/decisions.md).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,8 +21,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from flightdeck.documents import DocumentKind, parse_document, validate_data
-from flightdeck.flightplan import KeyPair, freeze_plan, lint_document
-from tests.flightplan._plans import document, example_data, example_path
+from flightdeck.flightplan import KeyPair, freeze_plan, lint_document, verify_plan
+from flightdeck.flightplan._emit import emit_skill
+from tests.flightplan._code import FakeCode
+from tests.flightplan._plans import document, example_body, example_data, example_path
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "aileron"
 Data = dict[str, Any]
@@ -298,3 +301,52 @@ def test_a_plan_frozen_by_flightdeck_validates_against_aileron(
     assert frozen.document is not None
     assert frozen.document.data["aileron"]["lock"]["resolvedCapabilitySet"] == ["aws-cli@2.22.4"]
     assert _aileron_valid(frozen.document.data)
+
+
+def test_a_plan_frozen_with_code_pins_validates_against_aileron(
+    example_file: Path, keys: KeyPair
+) -> None:
+    outcome = freeze_plan(
+        example_file, signing_key=keys.private_path, version="1.0.0", code=FakeCode()
+    )
+    folder = outcome.stored.path
+    data = parse_document((folder / "SKILL.md").read_bytes()).document
+    assert data is not None
+    assert "codePins" not in data.data["aileron"]["lock"]  # Aileron's lock is closed
+    pins = (folder / "code-pins.json").read_bytes()
+    bound = data.data["metadata"]["flightdeck-code-pins"]
+    assert bound == "sha256:" + hashlib.sha256(pins).hexdigest()
+    assert [p["driver"] for p in json.loads(pins)["codePins"]] == ["metrics", "tracker"]
+    assert _aileron_valid(data.data)
+    # ... and flightdeck's own schema and lint accept the frozen file.
+    assert _flightdeck_valid(data.data)
+    verified = verify_plan(str(folder))
+    assert [pin.driver for pin in verified.lock.code_pins] == ["metrics", "tracker"]
+    assert (
+        verified.plan.lock is not None and verified.plan.lock.code_pins == verified.lock.code_pins
+    )
+
+
+class _Registry:
+    """Answers a tag with a digest, as a registry's HEAD would."""
+
+    def resolve(self, ref: str) -> str:
+        return "registry.example.com/base@sha256:" + "ab" * 32
+
+
+def test_a_plan_frozen_with_an_image_validates_against_aileron(
+    tmp_path: Path, keys: KeyPair
+) -> None:
+    data = example_data()
+    data["aileron"]["environment"]["image"] = "registry.example.com/base:1.2"
+    source = tmp_path / "SKILL.md"
+    source.write_text(emit_skill(data, example_body()))
+    outcome = freeze_plan(source, signing_key=keys.private_path, resolver=_Registry())
+    frozen = parse_document((outcome.stored.path / "SKILL.md").read_bytes()).document
+    assert frozen is not None
+    [image] = frozen.data["aileron"]["lock"]["resolvedImages"]
+    assert image == {"ref": "registry.example.com/base:1.2", "digest": "sha256:" + "ab" * 32}
+    assert _aileron_valid(frozen.data)
+    # The lock before this change is still flightdeck-valid (its pattern takes both).
+    image["digest"] = "registry.example.com/base@" + image["digest"]
+    assert _flightdeck_valid(frozen.data) and not _aileron_valid(frozen.data)

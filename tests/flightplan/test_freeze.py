@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import os
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flightdeck.documents import parse_document
+from flightdeck.documents import DocumentKind, load_document, parse_document
 from flightdeck.flightplan import (
     FlightPlanError,
     KeyPair,
+    Lock,
     SkillStore,
     content_hash,
     freeze_plan,
     verify_plan,
 )
 from flightdeck.flightplan._emit import emit_skill
+from tests.flightplan._code import FakeCode
 from tests.flightplan._plans import example_body, example_data
 
 PINNED = "registry.example.com/base@sha256:" + "ab" * 32
@@ -95,18 +98,22 @@ def test_seed003_freeze_resolves_image_and_seals_tool_step_trust(
     outcome = freeze_plan(path, signing_key=keys.private_path, resolver=resolver)
     lock = outcome.frozen.lock
     assert resolver.asked == ["registry.example.com/base:1.2"]
-    assert lock["resolvedImages"] == [{"ref": "registry.example.com/base:1.2", "digest": PINNED}]
+    # Aileron's form: the bare digest; the name is the one `ref` gives.
+    assert lock["resolvedImages"] == [
+        {"ref": "registry.example.com/base:1.2", "digest": "sha256:" + "ab" * 32}
+    ]
     assert lock["stepTrust"] == {
         "archive": {"hosts": ["s3.amazonaws.com", "bucket.s3.amazonaws.com"]}
     }
     verified = verify_plan(outcome.stored.path)
+    assert [image.pinned for image in verified.lock.resolved_images] == [PINNED]
     assert verified.lock.step_trust == {"archive": ("s3.amazonaws.com", "bucket.s3.amazonaws.com")}
 
 
 def test_pinned_image_is_kept_without_a_resolver(tmp_path: Path, keys: KeyPair) -> None:
     path = _write(tmp_path, _with_tool_step(image=PINNED))
     outcome = freeze_plan(path, signing_key=keys.private_path)
-    assert outcome.frozen.lock["resolvedImages"] == [{"ref": PINNED, "digest": PINNED}]
+    assert outcome.frozen.lock["resolvedImages"] == [{"ref": PINNED, "digest": PINNED[-71:]}]
 
 
 def test_resolver_without_digest_is_a_hard_error(tmp_path: Path, keys: KeyPair) -> None:
@@ -328,3 +335,50 @@ def test_lock_reads_capabilities_as_strings_and_as_the_older_objects() -> None:
     assert lock.resolved_images[0].local_tag == "aileron/t:1"
     assert lock.to_data()["resolvedCapabilitySet"] == ["aws-cli@2.22.4", "jq@1.7.1"]
     assert lock.to_data()["resolvedImages"][0]["localTag"] == "aileron/t:1"
+
+
+CD, EF = "sha256:" + "cd" * 32, "sha256:" + "ef" * 32
+
+
+@pytest.mark.parametrize(
+    ("ref", "digest", "pinned"),
+    [
+        # Aileron's bare digest: the repository comes from ref (tag dropped).
+        ("registry.example.com/base:1.2", "sha256:" + "ab" * 32, PINNED),
+        (
+            "localhost:5000/t/base:1",
+            "sha256:" + "cd" * 32,
+            "localhost:5000/t/base@sha256:" + "cd" * 32,
+        ),
+        (
+            "alpine",
+            "sha256:" + "ef" * 32,
+            "registry-1.docker.io/library/alpine@sha256:" + "ef" * 32,
+        ),
+        (PINNED, PINNED[-71:], PINNED),
+        # Locks frozen before: the digest already is the pinned reference.
+        ("registry.example.com/base:1.2", PINNED, PINNED),
+    ],
+)
+def test_the_pinned_image_launch_pulls(ref: str, digest: str, pinned: str) -> None:
+    lock = Lock.read({"resolvedImages": [{"ref": ref, "digest": digest}]})
+    assert lock is not None and lock.resolved_images[0].pinned == pinned
+
+
+def test_freeze_owns_the_code_pins_binding_in_metadata(tmp_path: Path, keys: KeyPair) -> None:
+    """A binding in the source (a re-frozen plan) is replaced, never trusted."""
+    data = example_data()
+    data["metadata"] = {"owner": "ops", "flightdeck-code-pins": "sha256:" + "0" * 64}
+    path = _write(tmp_path, data)
+    unpinned = freeze_plan(path, signing_key=keys.private_path)
+    frozen = load_document(unpinned.stored.path / "SKILL.md", kind=DocumentKind.SKILL).document
+    assert frozen is not None and frozen.data["metadata"] == {"owner": "ops"}
+    assert not (unpinned.stored.path / "code-pins.json").exists()
+    verify_plan(unpinned.stored.path)
+    pinned = freeze_plan(path, signing_key=keys.private_path, code=FakeCode())
+    raw = (pinned.stored.path / "code-pins.json").read_bytes()
+    frozen = load_document(pinned.stored.path / "SKILL.md", kind=DocumentKind.SKILL).document
+    assert frozen is not None
+    assert frozen.data["metadata"]["flightdeck-code-pins"] == "sha256:" + sha256(raw).hexdigest()
+    assert pinned.stored.path != unpinned.stored.path  # the pins are under the content hash
+    assert len(verify_plan(pinned.stored.path).lock.code_pins) == 2

@@ -5,7 +5,8 @@ schema the page names), rfc8785 for JCS, hashlib, base64 and cryptography.
 It reproduces every check the page lists for a stored version made by
 `flightdeck freeze` (run as a process): the content hash, the signature, the
 `lock.json` bytes and digest, the signed statement and its fields, the key id,
-and each code pin's digest from its `files` and from the files on disk. It
+the `code-pins.json` bytes against the digest the frontmatter's `metadata`
+binds, and each code pin's digest from its `files` and from the files on disk. It
 must also refuse: a test flips one byte of each signed part.
 """
 
@@ -127,7 +128,23 @@ def verify_version(folder: Path, workspace: Path) -> dict[str, Any]:
         raise Refused("statement fields")
     if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", statement["signedAt"]):
         raise Refused("signedAt")
-    for pin in lock.get("codePins", []):
+    pins = lock.get("codePins", [])  # plans frozen before code-pins.json
+    bound = data.get("metadata", {}).get("flightdeck-code-pins")
+    pins_path = folder / "code-pins.json"
+    if bound is None:
+        if pins_path.exists():
+            raise Refused("code-pins.json is not bound by the plan")
+    else:
+        if pins or not pins_path.is_file():
+            raise Refused("code-pins.json: missing, or pins in the lock too")
+        pins_bytes = pins_path.read_bytes()
+        if _sha(pins_bytes) != bound:
+            raise Refused("code-pins.json digest")
+        pins_data = json.loads(pins_bytes)
+        if _jcs(pins_data) + b"\n" != pins_bytes:
+            raise Refused("code-pins.json is not JCS + LF")
+        pins = pins_data["codePins"]
+    for pin in pins:
         if _manifest_digest(pin["files"]) != pin["digest"]:
             raise Refused(f"code pin of {pin['driver']}: digest of its files")
         base = (workspace / pin["location"]).parent
@@ -162,7 +179,9 @@ def test_a_frozen_version_verifies_from_the_docs_alone(frozen: tuple[Path, Path]
     statement = verify_version(folder, plan)
     assert statement["name"] == "metrics-digest" and statement["version"] == "1.0.0"
     lock = json.loads((folder / "lock.json").read_text())
-    assert [pin["driver"] for pin in lock["codePins"]] == ["metrics", "tracker"]
+    assert "codePins" not in lock  # Aileron's lock is closed
+    pins = json.loads((folder / "code-pins.json").read_text())["codePins"]
+    assert [pin["driver"] for pin in pins] == ["metrics", "tracker"]
     assert folder.name == lock["contentHash"].removeprefix("sha256:")[:16]
 
 
@@ -180,6 +199,13 @@ def _flip(path: Path, old: bytes, new: bytes) -> None:
         ("lock.json", b'"version":"1.0.0"', b'"version":"9.0.0"', "lock.json"),
         ("SKILL.md.sig", b'"version":"1.0.0"', b'"version":"9.0.0"', "signature"),
         ("SKILL.md.sig", b'"name":"metrics-digest"', b'"name":"metrics-digesT"', "signature"),
+        ("code-pins.json", b'"driver":"tracker"', b'"driver":"trackeR"', "code-pins.json"),
+        (
+            "SKILL.md",
+            b"flightdeck-code-pins: sha256:",
+            b"flightdeck-code-pins: sha256:0",
+            "content",
+        ),
     ],
 )
 def test_the_independent_verifier_refuses_a_changed_byte(

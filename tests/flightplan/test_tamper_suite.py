@@ -24,6 +24,7 @@ from flightdeck.flightplan import (
     verify_plan,
 )
 from flightdeck.flightplan._canonical import jcs
+from tests.flightplan._code import FakeCode
 from tests.flightplan._resign import resign
 from tests.flightplan.test_trust_chain import ACME, _freeze
 
@@ -209,6 +210,11 @@ CASES: list[tuple[str, Damage, str]] = [
         "skill-version-relabelled",
         _edit("SKILL.md", "version: 1.0.0", "version: 9.0.0"),
         "verify.lock_tampered",
+    ),
+    (
+        "pins-added-to-unpinned",
+        _write("code-pins.json", '{"codePins":[]}\n'),
+        "verify.code_pins_unsigned",
     ),
     ("meta-relabelled", _edit("meta.json", '"1.0.0"', '"9.0.0"'), ""),
     ("meta-removed", _remove("meta.json"), ""),
@@ -427,8 +433,89 @@ def test_each_damage_is_refused_with_its_code(
     assert caught.value.code == code
 
 
+def _pins_edit(change: Callable[[dict[str, Any]], None]) -> Damage:
+    # Well-formed JCS + LF with one change: only the signed digest catches it.
+    def damage(f: Path, o: Path) -> None:
+        pins = json.loads((f / "code-pins.json").read_text())
+        change(pins)
+        (f / "code-pins.json").write_bytes(jcs(pins) + b"\n")
+
+    return damage
+
+
+def _both_pins(f: Path, o: Path) -> None:
+    pins = json.loads((f / "code-pins.json").read_text())["codePins"]
+    resign(f, KEYS["same"], lambda d: d["aileron"]["lock"].__setitem__("codePins", pins))
+
+
+def _binding_dropped(f: Path, o: Path) -> None:
+    resign(f, KEYS["same"], lambda d: d.pop("metadata"))
+
+
+# Damage to a version frozen with code pins (code-pins.json, bound by its
+# digest in the frontmatter's metadata); the other version pins other code.
+PIN_CASES: list[tuple[str, Damage, str]] = [
+    ("pins-missing", _remove("code-pins.json"), "verify.code_pins_missing"),
+    ("pins-a-directory", _directory("code-pins.json"), "verify.code_pins_missing"),
+    (
+        "pins-dangling-symlink",
+        _symlink_to("code-pins.json", lambda f, o: f / "gone"),
+        "verify.code_pins_missing",
+    ),
+    ("pins-symlink-other-version", _symlink("code-pins.json"), "verify.code_pins_missing"),
+    ("pins-from-other-version", _copy("code-pins.json"), "verify.code_pins_tampered"),
+    (
+        "pins-digest-edited",
+        _pins_edit(lambda p: p["codePins"][0].__setitem__("digest", "sha256:" + "0" * 64)),
+        "verify.code_pins_tampered",
+    ),
+    ("pins-driver-removed", _pins_edit(lambda p: p["codePins"].pop()), "verify.code_pins_tampered"),
+    ("pins-emptied", _write("code-pins.json", ""), "verify.code_pins_tampered"),
+    ("pins-trailing-newline-dropped", _truncate("code-pins.json", -1), "verify.code_pins_tampered"),
+    ("pins-not-utf8", _bytes("code-pins.json", b"\xff{}"), "verify.code_pins_tampered"),
+    (
+        "pins-binding-edited",
+        _edit("SKILL.md", "flightdeck-code-pins: sha256:", "flightdeck-code-pins: sha256:0"),
+        "verify.frontmatter_tampered",
+    ),
+    (
+        "pins-binding-removed",
+        _edit("SKILL.md", "flightdeck-code-pins:", "flightdeck-code-pinz:"),
+        "verify.frontmatter_tampered",
+    ),
+    ("resigned-pins-binding-dropped", _binding_dropped, "verify.code_pins_unsigned"),
+    ("resigned-pins-in-lock-and-file", _both_pins, "verify.code_pins_tampered"),
+]
+
+
+@pytest.fixture
+def pinned_pair(
+    tmp_path: Path, keys: KeyPair, other_keys: KeyPair
+) -> tuple[FreezeOutcome, FreezeOutcome]:
+    KEYS.update(same=keys, other=other_keys)
+    Keyring().trust(ACME, keys.public_path.read_bytes())
+    return tuple(  # type: ignore[return-value]
+        _freeze(tmp_path, keys, version, code=FakeCode(version)) for version in ("1.0.0", "1.1.0")
+    )
+
+
+@pytest.mark.parametrize(
+    ("damage", "code"), [c[1:] for c in PIN_CASES], ids=[c[0] for c in PIN_CASES]
+)
+def test_each_damage_to_the_code_pins_is_refused_with_its_code(
+    pinned_pair: tuple[FreezeOutcome, FreezeOutcome], damage: Damage, code: str
+) -> None:
+    folder, other = pinned_pair[0].stored.path, pinned_pair[1].stored.path
+    assert len(verify_plan(str(folder)).lock.code_pins) == 2  # undamaged, it verifies
+    damage(folder, other)
+    with pytest.raises(FlightPlanError) as caught:
+        verify_plan(str(folder))
+    assert caught.value.code == code
+    assert caught.value.where is not None
+
+
 def test_the_suite_has_at_least_sixty_distinct_classes() -> None:
     from tests.flightplan.test_tamper_store import STORE_CASES
 
-    names = [c[0] for c in CASES] + [c[0] for c in STORE_CASES]
+    names = [c[0] for c in CASES] + [c[0] for c in STORE_CASES] + [c[0] for c in PIN_CASES]
     assert len(set(names)) == len(names) >= 60

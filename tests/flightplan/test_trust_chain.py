@@ -14,6 +14,7 @@ import pytest
 
 from flightdeck.config import data_dir
 from flightdeck.flightplan import (
+    CodeResolver,
     FlightPlanError,
     FreezeOutcome,
     KeyPair,
@@ -30,13 +31,21 @@ ACME = "github://acme/digests"
 
 
 def _freeze(
-    tmp_path: Path, keys: KeyPair, version: str, *, publisher: str | None = ACME, note: str = ""
+    tmp_path: Path,
+    keys: KeyPair,
+    version: str,
+    *,
+    publisher: str | None = ACME,
+    note: str = "",
+    code: CodeResolver | None = None,
 ) -> FreezeOutcome:
     data = example_data()
     data["description"] = f"Version {version}{note}."
     source = tmp_path / f"src-{version}{note}.md"
     source.write_text(emit_skill(data, example_body()))
-    return freeze_plan(source, signing_key=keys.private_path, publisher=publisher, version=version)
+    return freeze_plan(
+        source, signing_key=keys.private_path, publisher=publisher, version=version, code=code
+    )
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from flightdeck.launch import (
     code_resolver,
     launch,
 )
+from tests.flightplan._resign import resign
 
 from .conftest import contract, write_plan
 
@@ -118,6 +119,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _freeze(ws: Path, *, pinned: bool = True) -> dict[str, Any]:
+    """The stored lock, with `codePins` read from the stored code-pins.json
+    (the SKILL.md's own lock holds none: Aileron's lock is closed)."""
     keys = generate_keys(ws.parent / "keys")
     outcome = freeze_plan(
         ws / "SKILL.md",
@@ -125,7 +128,12 @@ def _freeze(ws: Path, *, pinned: bool = True) -> dict[str, Any]:
         version="1.0.0",
         code=code_resolver(ws) if pinned else None,
     )
-    return outcome.frozen.lock
+    lock = dict(outcome.frozen.lock)
+    assert "codePins" not in lock
+    pins = outcome.stored.path / "code-pins.json"
+    if pins.exists():
+        lock["codePins"] = json.loads(pins.read_text())["codePins"]
+    return lock
 
 
 class Run:
@@ -347,3 +355,32 @@ def test_a_resumed_run_is_checked_again(ws: Path) -> None:
     assert not (Path(os.environ["GREET_MARKS"]) / "called").exists()
     row = run.journal.run(paused.run_id)
     assert row is not None and row.status == "pending-approval"
+
+
+def test_a_plan_frozen_with_pins_inside_its_lock_still_verifies_and_is_checked(ws: Path) -> None:
+    """Before code-pins.json, freeze wrote the pins into `aileron.lock`."""
+    keys = generate_keys(ws.parent / "keys")
+    outcome = freeze_plan(
+        ws / "SKILL.md", signing_key=keys.private_path, version="1.0.0", code=code_resolver(ws)
+    )
+    folder = outcome.stored.path
+    pins = json.loads((folder / "code-pins.json").read_text())["codePins"]
+    (folder / "code-pins.json").unlink()
+
+    def old_format(data: dict[str, Any]) -> None:
+        del data["metadata"]
+        data["aileron"]["lock"]["codePins"] = pins
+
+    resign(folder, keys, old_format)
+    lock = json.loads((folder / "lock.json").read_text())
+    assert "codePins" in lock
+    folder.rename(folder.with_name(lock["contentHash"][7:23]))  # a new hash, its directory
+    run = Run(ws)
+    result = run()
+    assert result.status == "completed", result.error
+    [record] = [dict(r.fields) for r in run.audit.records(kind="launch.run")]
+    assert record["code_pins"] == {"greeter": pins[0]["digest"]}
+    (ws / "packages" / "greetpkg" / "__init__.py").write_text(PACKAGE + "#\n")
+    with pytest.raises(LaunchError) as caught:
+        run()
+    assert caught.value.code == "launch.code_changed"

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flightdeck.flightplan import OciResolver, freeze_plan, generate_keys
+from flightdeck.flightplan import KeyPair, OciResolver, freeze_plan, generate_keys
 from flightdeck.launch import bwrap_path
 from flightdeck.launch._image_cache import ImageCache
 from tests.flightplan import _registry
+from tests.flightplan._resign import resign
 
 from . import _image
 from .conftest import Harness, write_plan
@@ -55,7 +57,8 @@ def _freeze(
     hosts: list[str] | None = None,
     tools: list[str] | None = None,
     command: list[str] | None = None,
-) -> None:
+) -> Path:
+    """Freeze the image plan; the stored version's directory."""
     source = tmp_path / "src"
     source.mkdir()
     reach = {"trustContract": {**_CONTRACT, "hosts": hosts}} if hosts else {}
@@ -95,7 +98,9 @@ def _freeze(
         )
     finally:
         resolver.close()
-    assert outcome.frozen.lock["resolvedImages"][0]["digest"].startswith(address)
+    # Aileron's bare form; launch pulls from the repository `ref` names.
+    assert outcome.frozen.lock["resolvedImages"][0]["digest"].startswith("sha256:")
+    return outcome.stored.path
 
 
 def _cache_blob(home: Path, layer: bytes) -> Path:
@@ -162,6 +167,30 @@ def test_tool_step_runs_inside_the_pinned_image(
     assert corrupt.status == "failed" and corrupt.error is not None
     assert corrupt.error.code == "image.cache_corrupt", corrupt.error
     assert ImageCache().prune() == [digest]
+
+
+def test_a_lock_with_the_older_name_at_digest_form_still_pulls(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """Before Aileron's bare form, freeze wrote `<name>@sha256:<hex>`."""
+    (tmp_path / "registry").mkdir()
+    with _registry.running_registry(tmp_path / "registry") as address:
+        digest = _image.push(address, "flightdeck/busybox", "1", _image.busybox_layers())
+        folder = _freeze(tmp_path, address, "cat /etc/flightdeck-marker")
+        old = f"{address}/flightdeck/busybox@{digest}"
+
+        def older(data: dict[str, Any]) -> None:
+            data["aileron"]["lock"]["resolvedImages"][0]["digest"] = old
+
+        keys = tmp_path / "keys"
+        resign(folder, KeyPair(keys / "flightdeck.key", keys / "flightdeck.pub", ""), older)
+        lock = json.loads((folder / "lock.json").read_text())
+        assert lock["resolvedImages"][0]["digest"] == old
+        folder.rename(folder.with_name(lock["contentHash"][7:23]))  # its new hash
+        result = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert result.status == "completed", result.error
+    record = harness.records("launch.tool_network")[0]
+    assert record["environment"] == f"image {old}" and record["image"]["pulled"] is True
 
 
 # (No `wget -T`: busybox-static 1.35 crashes on it.)

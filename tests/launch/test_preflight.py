@@ -98,3 +98,62 @@ def test_freeze_refuses_what_lint_workspace_reports(tmp_path: Path, fd_home: Pat
     assert proc.returncode == 1 and "freeze.driver_not_found" in proc.stderr
     assert "SKILL.md:" in proc.stderr  # located in the plan
     assert not any((fd_home / "data").rglob("SKILL.md"))  # nothing stored
+
+
+def test_an_argument_bound_to_a_value_of_another_type_is_caught(tmp_path: Path) -> None:
+    plan = _copy(tmp_path)
+    # create-issue takes a string title; window_days is a plan input of type
+    # number; query_metrics.series is the array query-series declares.
+    _step_with(
+        plan,
+        "        title: inputs.issue_title\n        body: steps.render_body.body\n",
+        "        title: inputs.window_days\n        body: steps.query_metrics.series\n",
+    )
+    code, diagnostics = _lint(plan)
+    assert code == 1
+    found = {
+        str(d["pointer"]).rsplit("/", 1)[1]: d for d in diagnostics if d["code"] == "lint.arg_type"
+    }
+    assert set(found) == {"title", "body"}
+    assert "inputs.window_days, a number" in str(found["title"]["message"])
+    assert "takes string" in str(found["title"]["message"])
+    assert "steps.query_metrics.series, a array" in str(found["body"]["message"])
+    assert all(
+        str(d["pointer"]).startswith("/aileron/steps/3/args/") and d["line"] for d in found.values()
+    )
+
+
+def test_a_number_bound_to_an_integer_input_is_not_a_mismatch(tmp_path: Path) -> None:
+    plan = _copy(tmp_path)
+    tool = plan / ".tools" / "query-series" / "TOOL.md"
+    text = tool.read_text()
+    assert "window_days: { type: number," in text
+    tool.write_text(text.replace("window_days: { type: number,", "window_days: { type: integer,"))
+    code, diagnostics = _lint(plan)
+    assert (code, [d for d in diagnostics if d["severity"] == "error"]) == (0, [])
+    # ... while a boolean there is not.
+    tool.write_text(text.replace("window_days: { type: number,", "window_days: { type: boolean,"))
+    code, diagnostics = _lint(plan)
+    assert code == 1 and [d["code"] for d in diagnostics] == ["lint.arg_type"]
+
+
+def test_freeze_refuses_an_argument_of_another_type(tmp_path: Path, fd_home: Path) -> None:
+    plan = _copy(tmp_path)
+    _step_with(plan, "        title: inputs.issue_title\n", "        title: inputs.csv_columns\n")
+    key_dir = tmp_path / "keys"
+    assert run("keys", "generate", "--out", str(key_dir)).returncode == 0
+    proc = run(
+        "freeze",
+        str(plan / "SKILL.md"),
+        "--workspace",
+        str(plan),
+        "--signing-key",
+        str(next(key_dir.glob("*.key"))),
+        "--format",
+        "json",
+    )
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "freeze.step_mismatch" and "'title'" in error["message"]
+    assert "SKILL.md:" in str(error.get("where") or error.get("location"))
+    assert not any((fd_home / "data").rglob("SKILL.md"))

@@ -95,8 +95,8 @@ def freeze(
     label = f"@{entry.version}" if entry.version else ""
     click.echo(f"{entry.name}{label} {state}: {entry.content_hash}")
     click.echo(f"  stored at {entry.path}")
-    for pin in outcome.frozen.lock.get("codePins", []):
-        click.echo(f"  code of {pin['driver']} pinned: {pin['digest']} ({pin['location']})")
+    for pin in outcome.frozen.code_pins:
+        click.echo(f"  code of {pin.driver} pinned: {pin.digest} ({pin.location})")
     if unpinned:
         click.echo("warning: driver code not pinned (--no-code-pins); launch will say so", err=True)
     if outcome.key_pinned:

@@ -40,8 +40,9 @@ def verify(
     pinned for its name) in the keyring and not revoked.
 
     TARGET is NAME, NAME@VERSION (semver label or hash prefix), a store
-    version directory, or a frozen SKILL.md with SKILL.md.sig and
-    signer.pub.pem beside it. Exit status 0 verified, 1 refused.
+    version directory, or a frozen SKILL.md with SKILL.md.sig, lock.json,
+    signer.pub.pem (and code-pins.json when it pins code) beside it. Exit
+    status 0 verified, 1 refused.
 
     The first verify of a name pins it to its publisher (or signing key);
     an older version than the newest verified is refused unless asked for

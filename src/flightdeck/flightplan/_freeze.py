@@ -27,7 +27,14 @@ from flightdeck.flightplan._emit import check_round_trip, emit_skill
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._images import ImageResolver, PinnedOnlyResolver
 from flightdeck.flightplan._load import PlanLoad, load_plan
-from flightdeck.flightplan._models import FlightPlan, Lock, ResolvedCapability, ResolvedImage
+from flightdeck.flightplan._models import (
+    CodePin,
+    FlightPlan,
+    Lock,
+    ResolvedCapability,
+    ResolvedImage,
+)
+from flightdeck.flightplan._pinfile import bind_pins, pins_file_bytes
 from flightdeck.flightplan._pins import CodeResolver, pin_code
 from flightdeck.flightplan._signing import key_id, public_pem, sign
 
@@ -37,6 +44,7 @@ SEMVER = re.compile(
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
 )
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+IMAGE_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")  # Aileron's resolvedImages[].digest
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,9 @@ class FrozenPlan:
     lock: dict[str, Any]
     signature: Signature
     public_key_pem: bytes
+    # The driver code pinned (code-pins.json, bound by `metadata`); () with
+    # `--no-code-pins` or a plan that calls no action.
+    code_pins: tuple[CodePin, ...] = ()
 
     @property
     def short_hash(self) -> str:
@@ -89,6 +100,9 @@ class FrozenPlan:
 
     def lock_bytes(self) -> bytes:
         return jcs(self.lock) + b"\n"
+
+    def code_pins_bytes(self) -> bytes | None:
+        return pins_file_bytes(self.code_pins) if self.code_pins else None
 
 
 def freeze_file(
@@ -118,7 +132,8 @@ def freeze_loaded(
     code: CodeResolver | None = None,
 ) -> FrozenPlan:
     """Freeze a loaded plan. With `code`, every action ref's driver code is
-    pinned in the lock (`codePins`); without it, nothing is pinned."""
+    pinned (`code_pins`, stored as code-pins.json and bound by its digest in
+    the frontmatter's `metadata`); without it, nothing is pinned."""
     if load.plan is None or load.document is None or load.errors:
         raise FlightPlanError(
             "freeze.invalid_plan",
@@ -135,9 +150,10 @@ def freeze_loaded(
         step_trust=_seal_step_trust(plan),
         publisher=publisher,
         version=version,
-        code_pins=pin_code(plan, load.document, code) if code is not None else (),
     )
+    pins = pin_code(plan, load.document, code) if code is not None else ()
     data = copy.deepcopy(dict(load.document.data))
+    bind_pins(data, pins_file_bytes(pins) if pins else None)
     data["aileron"]["lock"] = lock.to_data()
     body = load.document.body
     try:
@@ -167,6 +183,7 @@ def freeze_loaded(
             sign(key, jcs(statement)),
         ),
         public_key_pem=public_pem(public),
+        code_pins=pins,
     )
 
 
@@ -223,13 +240,16 @@ def _resolve_images(plan: FlightPlan, resolver: ImageResolver) -> tuple[Resolved
     if image is None:
         return ()
     pinned = resolver.resolve(image)
-    if not pinned or "@sha256:" not in pinned:
+    digest = (pinned or "").rpartition("@")[2]
+    if not pinned or "@" not in pinned or not IMAGE_DIGEST.match(digest):
         raise FlightPlanError(
             "freeze.image_unresolved",
             f"image '{image}' did not resolve to a digest",
             hint="check the tag exists in the registry, or pin it as name@sha256:<hex>",
         )
-    return (ResolvedImage(image, pinned),)
+    # Aileron's form: the bare digest; the repository is the one `ref` names
+    # (launch pulls `ResolvedImage.pinned`).
+    return (ResolvedImage(image, digest),)
 
 
 def _resolve_tools(plan: FlightPlan) -> tuple[ResolvedCapability, ...]:

@@ -194,9 +194,27 @@ class Step:
 
 @dataclass(frozen=True)
 class ResolvedImage:
-    ref: str
-    digest: str  # the pinned reference, `<name>@sha256:<hex>`
+    ref: str  # the image as `environment.image` names it
+    # Aileron's form, a bare `sha256:<hex>` (what freeze writes); locks
+    # frozen before hold `<name>@sha256:<hex>`, still read.
+    digest: str
     local_tag: str | None = None  # Aileron's composed-tools tag, booted as written
+
+    @property
+    def pinned(self) -> str:
+        """The reference launch pulls: `<registry>/<repository>@sha256:<hex>`,
+        the repository named by `ref` (an older lock's digest already is one)."""
+        if "@" in self.digest:
+            return self.digest
+        # Lazily: _images brings httpx, which most readers of a plan never need.
+        from flightdeck.flightplan._errors import FlightPlanError
+        from flightdeck.flightplan._images import ImageRef, parse_image_ref
+
+        try:
+            image = parse_image_ref(self.ref)
+        except FlightPlanError:  # lint refuses such a ref; keep it readable here
+            return f"{self.ref.partition('@')[0]}@{self.digest}"
+        return ImageRef(image.registry, image.repository, None, self.digest).pinned
 
     def to_data(self) -> dict[str, str]:
         data = {"ref": self.ref, "digest": self.digest}

@@ -3,6 +3,8 @@
     <data_dir>/skills/<name>/versions/<first 16 hex of the content hash>/
         SKILL.md          the frozen manifest (lock included)
         lock.json         the lock section alone, JCS + newline
+        code-pins.json    the driver code pinned at freeze, JCS + newline, when
+                          pinned; its digest is in the SKILL.md's `metadata`
         SKILL.md.sig      the detached signature envelope (JSON)
         signer.pub.pem    the signer's Ed25519 public key
         SKILL.md.<hex>.sig  co-signatures by other keys (see _cosign), the only
@@ -37,6 +39,7 @@ from filelock import FileLock
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, SKILL_NAME, FrozenPlan
+from flightdeck.flightplan._pinfile import CODE_PINS_FILE
 
 SKILL_FILE = "SKILL.md"
 LOCK_FILE = "lock.json"
@@ -117,6 +120,9 @@ class SkillStore:
             SIGNATURE_FILE: frozen.signature.to_bytes(),
             PUBLIC_KEY_FILE: frozen.public_key_pem,
         }
+        pins = frozen.code_pins_bytes()
+        if pins is not None:
+            files[CODE_PINS_FILE] = pins
         if target.exists():
             return self._existing(target, files), False
         self._check_label(frozen)

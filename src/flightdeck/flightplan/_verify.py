@@ -1,9 +1,10 @@
 """Verify a frozen plan before anything runs.
 
 Order: read → frozen? → signature file → public key matches the signer →
-recompute the canonical bytes and hash → the stored lock file agrees →
-Ed25519 signature → co-signatures → one unrevoked signer trusted for the
-publisher (or pinned for the name) in the keyring → schema and lint.
+recompute the canonical bytes and hash → Ed25519 signature → the stored lock
+file agrees → the code pins file matches its signed digest → co-signatures →
+one unrevoked signer trusted for the publisher (or pinned for the name) in
+the keyring → schema and lint.
 Each refusal is a `FlightPlanError` with its own `verify.*` code, so a
 tampered body, frontmatter, lock, key or signature are told apart.
 """
@@ -11,7 +12,7 @@ tampered body, frontmatter, lock, key or signature are told apart.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._keyring import Keyring
 from flightdeck.flightplan._lint import lint_document
 from flightdeck.flightplan._models import FlightPlan, Lock
+from flightdeck.flightplan._pinfile import read_pins_file
 from flightdeck.flightplan._read import read_plan
 from flightdeck.flightplan._signers import accept_signer, carry_pin, pinned_key
 from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
@@ -157,7 +159,10 @@ def verify_plan(
         # wrong (made by another key, or taken from another plan or version).
         raise _bad_signature(folder)
     lock_json = _check_lock_file(folder / LOCK_FILE, document)
-    plan = read_plan(document.data, document.body)
+    # The pins file is bound by the (now verified) frontmatter; older plans
+    # hold their pins in the lock itself.
+    lock = replace(lock, code_pins=read_pins_file(folder, document.data, lock.code_pins))
+    plan = replace(read_plan(document.data, document.body), lock=lock)
     check_statement(envelope, public, plan.name, lock, recomputed, lock_json, folder)
     signers = [key_id(public), *read_cosigners(folder, message, envelope["statement"], recomputed)]
     state = trust or TrustState()

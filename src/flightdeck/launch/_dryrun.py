@@ -128,7 +128,7 @@ def _steps(
 ) -> list[dict[str, Any]]:
     plan = verified.plan
     lock = plan.lock
-    image = lock.resolved_images[0].digest if lock and lock.resolved_images else None
+    image = lock.resolved_images[0].pinned if lock and lock.resolved_images else None
     steps: list[dict[str, Any]] = []
     for step in plan.steps:
         entry: dict[str, Any] = {

@@ -3,7 +3,8 @@
 `check_actions` finds, for each `aileron:<driver>.<tool>` the plan calls, the
 driver launch would use (the same `DriverInvoker` lookup) and the TOOL.md it
 binds, and compares the step with that tool's contract: every required input
-is given, no argument the tool does not take, and a step that declares
+is given, no argument the tool does not take, no argument bound to a value
+whose type the tool's input cannot have (`_arg_types`), and a step that declares
 several outputs gets them from properties the tool's outputs declare (launch
 splits a result by key). Nothing is imported and nothing runs. `lint
 --workspace` and `freeze` report these; launch would otherwise fail on each
@@ -18,6 +19,7 @@ from typing import Any
 
 from flightdeck.documents import Diagnostic, Document, DocumentKind, load_document, pointer_join
 from flightdeck.flightplan import FlightPlan
+from flightdeck.launch._arg_types import check_arg_types
 from flightdeck.launch._drivers import DriverInvoker
 
 
@@ -103,6 +105,7 @@ def check_actions(
     action-call step whose driver, tool, args or outputs launch would refuse."""
     invoker = DriverInvoker(workspace, libraries)
     found: list[Diagnostic] = []
+    tools: dict[str, Document] = {}  # step id -> the TOOL.md it runs
     for step in plan.steps:
         if step.kind != "action-call" or not step.action_ref:
             continue
@@ -136,6 +139,13 @@ def check_actions(
                 )
             )
             continue
+        tools[step.id] = tool
         found += _check_args(step.id, step.references, tool, pointer)
         found += _check_outputs(step.id, step.outputs, tool, pointer)
+    # Types last: a step's output type comes from its producer's TOOL.md,
+    # which may come later in the list than the step that reads it.
+    for step_id, tool in tools.items():
+        checked = plan.step(step_id)
+        if checked is not None:
+            found += check_arg_types(plan, checked, tool, tools)
     return found

@@ -296,7 +296,7 @@ class Scheduler:
     def _locked_image(self) -> str | None:
         # Only a signed lock pins an image; an unsigned plan runs host tools.
         lock = self.plan.lock
-        return lock.resolved_images[0].digest if lock is not None and lock.resolved_images else None
+        return lock.resolved_images[0].pinned if lock is not None and lock.resolved_images else None
 
     def _sealed_hosts(self, step: Step) -> tuple[str, ...]:
         # Only the reach sealed into the signed lock counts; the step's own

@@ -55,7 +55,7 @@ def plans(store: SkillStore, trust: TrustState) -> list[dict[str, Any]]:
                     "capabilities": [
                         f"{c.name} {c.version}" for c in verified.lock.resolved_capability_set
                     ],
-                    "images": [i.digest for i in verified.lock.resolved_images],
+                    "images": [i.pinned for i in verified.lock.resolved_images],
                     "code_pins": len(verified.lock.code_pins),
                 }
             try:
