@@ -54,6 +54,7 @@ class AnthropicProvider:
                 self._client = self._factory()
             except Exception:
                 return
+        _prime_event_parsing()
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         import anthropic
@@ -88,6 +89,22 @@ class AnthropicProvider:
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def _prime_event_parsing() -> None:
+    """Parse one stream event the way the SDK parses a response's events.
+
+    The SDK builds (and caches) the pydantic validator of its stream-event
+    union on the first event it parses, 15-20 ms of the first reply here. The
+    parsing helper is private to the SDK, so this is best effort: if it has
+    moved, the first reply builds the validator as before."""
+    try:
+        from anthropic._models import construct_type
+        from anthropic.types import RawMessageStreamEvent
+
+        construct_type(value={"type": "message_stop"}, type_=RawMessageStreamEvent)
+    except Exception:
+        return
 
 
 def anthropic_provider(settings: Settings) -> AnthropicProvider:

@@ -32,9 +32,10 @@ import threading
 from flightdeck.llm._anthropic import AnthropicProvider
 from flightdeck.llm._openai import OpenAIProvider
 
-# Imported by the HTTP stack on a client's first request (anyio loads its
-# event-loop backend by name), so not by importing the SDK.
-_REQUEST_PATH = ("anyio._backends._asyncio",)
+# Imported on a client's first request, not by importing the SDK: anyio loads
+# its event-loop backend by name, the SDKs' tracing loads the OpenTelemetry
+# propagators (which may fail on a bad OTEL_PROPAGATORS: each is optional here).
+_REQUEST_PATH = ("anyio._backends._asyncio", "opentelemetry.propagate", "concurrent.futures.thread")
 
 _gc_paused = threading.Lock()
 
@@ -42,9 +43,9 @@ _gc_paused = threading.Lock()
 def sdk_modules(provider: object) -> tuple[str, ...]:
     """The SDK modules `provider`'s first call would import (none if unknown)."""
     if isinstance(provider, AnthropicProvider):  # also Bedrock and Vertex
-        return ("anthropic", "anthropic.types", "anthropic.lib.streaming", *_REQUEST_PATH)
+        return ("anthropic", "anthropic.types", "anthropic.lib.streaming")
     if isinstance(provider, OpenAIProvider):
-        return ("openai", "openai.types.chat", *_REQUEST_PATH)
+        return ("openai", "openai.types.chat")
     return ()
 
 
@@ -64,6 +65,11 @@ def warm(provider: object) -> threading.Thread | None:
 def _prepare(provider: object, modules: tuple[str, ...]) -> None:
     if not _import_all(modules):
         return
+    for name in _REQUEST_PATH:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the request path handles (or reports) it itself
+            continue
     if isinstance(provider, AnthropicProvider | OpenAIProvider):
         provider.prepare()
 
