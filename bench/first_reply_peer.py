@@ -30,8 +30,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from _paired import ROOT, machine, ms, paired, save
+from _paired import PY, ROOT, machine, ms, paired, save
 
 sys.path.insert(0, str(ROOT))
 
@@ -50,6 +51,12 @@ QUIET = {
     "DISABLE_AUTOUPDATER": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 }
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds that process `pid` (all its threads) has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def claude_code() -> tuple[list[str] | None, str]:
@@ -101,7 +108,9 @@ def _has_text(line: bytes) -> bool:
     return False
 
 
-def peer_first_text(cmd: list[str], base_url: str, home: str) -> Callable[[], float]:
+def peer_first_text(
+    cmd: list[str], base_url: str, home: str, cpu: list[float]
+) -> Callable[[], float]:
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": home,
@@ -120,7 +129,9 @@ def peer_first_text(cmd: list[str], base_url: str, home: str) -> Callable[[], fl
         try:
             for line in proc.stdout:
                 if _has_text(line):
-                    return time.perf_counter() - start
+                    took = time.perf_counter() - start
+                    cpu.append(_cpu(proc.pid))
+                    return took
             raise RuntimeError(f"Claude Code wrote no text (exit {proc.wait()})")
         finally:
             proc.kill()
@@ -136,6 +147,7 @@ class Flightdeck:
         self.env = {**os.environ, "FLIGHTDECK_HOME": home, "ANTHROPIC_API_KEY": "test"}
         self.argv = [FD, "agent", "--json-stream", "--base-url", base_url, "--workspace", home]
         self.ready: list[float] = []
+        self.cpu: list[float] = []
 
     def __call__(self) -> float:
         start = time.perf_counter()
@@ -155,7 +167,9 @@ class Flightdeck:
             proc.stdin.flush()
             for line in proc.stdout:
                 if line.startswith(b'{"type":"text_delta"'):
-                    return time.perf_counter() - start
+                    took = time.perf_counter() - start
+                    self.cpu.append(_cpu(proc.pid))
+                    return took
             raise RuntimeError("flightdeck wrote no text_delta")
         finally:
             proc.stdin.close()
@@ -163,9 +177,33 @@ class Flightdeck:
             proc.wait()
 
 
+_IMPORT = (
+    "import gc, sys, time\n"
+    "if sys.argv[1] == 'paused': gc.disable()\n"
+    "start = time.process_time()\n"
+    "import anthropic, anthropic.types, anthropic.lib.streaming\n"
+    "print(time.process_time() - start)\n"
+)
+
+
+def sdk_import_cpu(collector: str, runs: int) -> float:
+    """Median CPU seconds of importing the Anthropic SDK in a fresh interpreter,
+    with the garbage collector on or paused (as the warm-up imports it)."""
+    times = [
+        float(
+            subprocess.run(
+                [PY, "-c", _IMPORT, collector], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
+    return statistics.median(times)
+
+
 def main() -> None:
     pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     cmd, about = claude_code()
+    peer_cpu: list[float] = []
     with (
         tempfile.TemporaryDirectory() as fd_home,
         tempfile.TemporaryDirectory() as cc_home,
@@ -178,12 +216,16 @@ def main() -> None:
             runs = [fd() for _ in range(pairs)]
             result = None
         else:
-            peer = peer_first_text(cmd, server.base_url, cc_home)
+            peer = peer_first_text(cmd, server.base_url, cc_home, peer_cpu)
             peer()  # page cache for its binary, its first-run files under HOME
             fd.ready.clear()
+            fd.cpu.clear()
+            peer_cpu.clear()
             result = paired(peer, fd, pairs)
             runs = result.b
         unknown = sorted(set(server.unknown))
+    sdk_on = sdk_import_cpu("on", pairs)
+    sdk_paused = sdk_import_cpu("paused", pairs)
     ready = statistics.median(fd.ready)
     first = statistics.median(runs)
     lines = [
@@ -205,10 +247,15 @@ def main() -> None:
             f"| flightdeck (`agent --json-stream`, message at `ready`) spawn -> first "
             f"`text_delta` (B) | {ms(result.b_median)} |",
             f"| **B/A** | **{result.spread()}** |",
+            f"| CPU (user + system, all threads) to first text: Claude Code "
+            f"| {ms(statistics.median(peer_cpu))} |",
         ]
     lines += [
+        f"| CPU to first text: flightdeck | {ms(statistics.median(fd.cpu))} |",
         f"| of which flightdeck spawn -> `ready` | {ms(ready)} |",
         f"| of which flightdeck `ready` -> first `text_delta` | {ms(first - ready)} |",
+        f"| `import anthropic` alone, CPU, fresh interpreter: collector on / paused "
+        f"(as the warm-up does) | {ms(sdk_on)} / {ms(sdk_paused)} |",
         "",
     ]
     if cmd is None:
