@@ -24,6 +24,7 @@ DOC = ROOT / "docs" / "benchmarks.md"
 SCRIPTS: list[tuple[str, list[str]]] = [
     ("cli_startup.py", []),
     ("agent_first_reply.py", []),
+    ("first_reply_peer.py", []),  # installs Claude Code with npm, or skips it
     ("acp_startup.py", []),
     ("driver_call.py", []),
     ("launch.py", []),

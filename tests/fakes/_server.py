@@ -60,6 +60,9 @@ class FakeLLMServer:
         self._stopping = threading.Event()
         self.api_key = api_key
         self.received: list[RecordedRequest] = []
+        # Requests to paths the fake does not serve ("GET /api/hello"), answered 404:
+        # a client under test (a peer CLI in bench/) may call more than /messages.
+        self.unknown: list[str] = []
         self._httpd = _QuietServer(("127.0.0.1", port), _handler_class(self))
         self._thread: threading.Thread | None = None
 
@@ -152,12 +155,15 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output clean."""
 
+    def do_GET(self) -> None:
+        self._no_route()
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
         raw = self.rfile.read(length)
         wire = _wire_for(self.path)
         if wire is None:
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self._no_route()
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         try:
@@ -172,6 +178,11 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.delay and self.fake._stopping.wait(turn.delay):
             return
         self._answer(wire, turn, body)
+
+    def _no_route(self) -> None:
+        with self.fake._lock:
+            self.fake.unknown.append(f"{self.command} {self.path}")
+        self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def _answer(self, wire: ModuleType, turn: Turn, body: dict[str, Any]) -> None:
         model = str(body.get("model", "fake-model"))

@@ -107,3 +107,13 @@ def test_runs_as_a_process(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+def test_paths_the_fake_does_not_serve_are_404_and_logged() -> None:
+    with FakeLLMServer([Turn(text="kept")]) as server:
+        probe = httpx.get(server.base_url + "/api/hello")
+        count = httpx.post(server.base_url + "/v1/messages/count_tokens", json={})
+        remaining = server.remaining
+    assert probe.status_code == 404 and count.status_code == 404
+    assert server.unknown == ["GET /api/hello", "POST /v1/messages/count_tokens"]
+    assert remaining == 1  # neither consumed a scripted turn

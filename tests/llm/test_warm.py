@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import subprocess
 import sys
 
-from flightdeck.llm import ScriptedProvider, sdk_modules, warm
+import pytest
+
+from flightdeck.llm import AnthropicProvider, ScriptedProvider, TextDelta, sdk_modules, warm
+from tests.fakes import FakeLLMServer, Turn
+from tests.llm._helpers import error_of, request, stream
 
 _PROBE = """
 import sys
@@ -30,3 +36,69 @@ def test_a_provider_without_an_sdk_starts_no_thread() -> None:
     provider = ScriptedProvider([])
     assert sdk_modules(provider) == ()
     assert warm(provider) is None
+
+
+def _counting_anthropic(server: FakeLLMServer, built: list[object]) -> AnthropicProvider:
+    def factory() -> object:
+        import anthropic
+
+        client = anthropic.AsyncAnthropic(api_key="k", base_url=server.base_url)
+        built.append(client)
+        return client
+
+    return AnthropicProvider("anthropic", "m", factory)
+
+
+def test_warm_builds_the_client_that_the_first_call_then_uses() -> None:
+    built: list[object] = []
+    with FakeLLMServer([Turn(text="hello")]) as server:
+        provider = _counting_anthropic(server, built)
+        thread = warm(provider)
+        assert thread is not None
+        thread.join(60)
+        assert len(built) == 1  # built off the caller's thread, before any call
+        events, _ = stream(provider, request())
+    assert len(built) == 1  # the first call used it instead of building another
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "hello"
+
+
+def test_warm_leaves_the_collector_as_it_found_it() -> None:
+    provider = AnthropicProvider("anthropic", "m", lambda: object())
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            thread = warm(provider)
+            assert thread is not None
+            thread.join(60)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+
+
+# The warm-up thread must not die of it either (pytest reports that as a warning).
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_factory_that_fails_in_the_warm_up_fails_the_first_call_instead() -> None:
+    calls: list[int] = []
+
+    def factory() -> object:
+        calls.append(1)
+        raise ValueError("no credentials here")
+
+    provider = AnthropicProvider("anthropic", "m", factory)
+    thread = warm(provider)
+    assert thread is not None
+    thread.join(60)  # the warm-up swallowed it: nothing was asked for yet
+    error = error_of(provider, request())
+    assert "no credentials here" in error.message
+    assert len(calls) == 2
+
+
+def test_a_closed_provider_is_not_given_a_client_by_a_late_warm_up() -> None:
+    built: list[object] = []
+    with FakeLLMServer() as server:
+        provider = _counting_anthropic(server, built)
+        asyncio.run(provider.aclose())
+        thread = warm(provider)
+        assert thread is not None
+        thread.join(60)
+    assert built == []

@@ -6,6 +6,7 @@ a provider (and reporting its configuration errors) costs no SDK import.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -31,11 +32,29 @@ class AnthropicProvider:
         self.prompt_caching = prompt_caching
         self._factory = client_factory
         self._client: Any = None
+        # `prepare` may build the client in a background thread while the
+        # first call wants it: one of them builds it, the other waits.
+        self._building = threading.Lock()
+        self._closed = False
 
     def _sdk_client(self) -> Any:
-        if self._client is None:
-            self._client = self._factory()
-        return self._client
+        with self._building:
+            if self._client is None:
+                self._client = self._factory()
+            return self._client
+
+    def prepare(self) -> None:
+        """Build the SDK client ahead of the first call (`flightdeck.llm.warm`
+        calls it off the caller's thread). A factory that fails is left for
+        the first call to report, with its context."""
+        with self._building:
+            if self._client is not None or self._closed:
+                return
+            try:
+                self._client = self._factory()
+            except Exception:
+                return
+        _prime_event_parsing()
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         import anthropic
@@ -66,9 +85,26 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (if one was built)."""
+        self._closed = True  # a warm-up still running builds no client after this
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def _prime_event_parsing() -> None:
+    """Parse one stream event the way the SDK parses a response's events.
+
+    The SDK builds (and caches) the pydantic validator of its stream-event
+    union on the first event it parses, 15-20 ms of the first reply here. The
+    parsing helper is private to the SDK, so this is best effort: if it has
+    moved, the first reply builds the validator as before."""
+    try:
+        from anthropic._models import construct_type
+        from anthropic.types import RawMessageStreamEvent
+
+        construct_type(value={"type": "message_stop"}, type_=RawMessageStreamEvent)
+    except Exception:
+        return
 
 
 def anthropic_provider(settings: Settings) -> AnthropicProvider:

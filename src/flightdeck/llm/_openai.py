@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,6 +124,24 @@ class OpenAIProvider:
         self._extra = dict(extra or {})
         self._factory = client_factory
         self._client: Any = None
+        self._building = threading.Lock()  # see AnthropicProvider
+        self._closed = False
+
+    def _sdk_client(self) -> Any:
+        with self._building:
+            if self._client is None:
+                self._client = self._factory()
+            return self._client
+
+    def prepare(self) -> None:
+        """Build the SDK client ahead of the first call (see AnthropicProvider.prepare)."""
+        with self._building:
+            if self._client is not None or self._closed:
+                return
+            try:
+                self._client = self._factory()
+            except Exception:
+                return
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         import openai
@@ -131,10 +150,9 @@ class OpenAIProvider:
             request, self.model, max_tokens_field=self.max_tokens_field, extra=self._extra
         )
         fold = _Fold(params["model"])
-        if self._client is None:
-            self._client = self._factory()
+        client = self._sdk_client()
         try:
-            raw = await self._client.chat.completions.create(
+            raw = await client.chat.completions.create(
                 **params, stream=True, stream_options={"include_usage": True}
             )
         except Exception as exc:
@@ -160,6 +178,7 @@ class OpenAIProvider:
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (if one was built)."""
+        self._closed = True
         if self._client is not None:
             await self._client.close()
             self._client = None

@@ -1,21 +1,43 @@
-"""Importing a provider's SDK ahead of its first call, off the caller's thread.
+"""Getting a provider's SDK ready ahead of its first call, off the caller's thread.
 
 The SDKs are imported on first use so that start-up stays cheap, but that
-moves their import (`anthropic` ~1.4 s, most of it its pydantic models) onto
-the first reply. `warm` starts that import in a daemon thread right away: a
-caller that has finished starting (the agent, after `ready`) calls it, and by
-the time the first request arrives the modules are usually in `sys.modules`.
-Python's per-module import lock makes a request that arrives mid-import wait
-for the same import instead of starting a second one.
+moves their import (`anthropic` ~1.1 s of CPU, most of it its pydantic
+models) onto the first reply. `warm` does that work in a daemon thread right
+away: a caller that has finished starting (the agent, after `ready`) calls
+it, and by the time the first request arrives the modules are usually in
+`sys.modules` and the client is built. Python's per-module import lock makes
+a request that arrives mid-import wait for the same import instead of
+starting a second one, and the provider's own lock does the same for the
+client.
+
+The first call's work is CPU-bound and holds the GIL, so when a message is
+sent the moment `ready` is out it still waits for all of it; what `warm` can
+cut is the work itself:
+
+- the cyclic garbage collector is paused during the import: the import
+  creates a few hundred thousand objects, which would set off many full
+  collections over a growing heap and none of which is garbage (about 20%
+  of the import's CPU time here);
+- the client (its HTTP transport and TLS context) and the modules that the
+  first request imports on its way are built here too, not on the first
+  request.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import threading
 
 from flightdeck.llm._anthropic import AnthropicProvider
 from flightdeck.llm._openai import OpenAIProvider
+
+# Imported on a client's first request, not by importing the SDK: anyio loads
+# its event-loop backend by name, the SDKs' tracing loads the OpenTelemetry
+# propagators (which may fail on a bad OTEL_PROPAGATORS: each is optional here).
+_REQUEST_PATH = ("anyio._backends._asyncio", "opentelemetry.propagate", "concurrent.futures.thread")
+
+_gc_paused = threading.Lock()
 
 
 def sdk_modules(provider: object) -> tuple[str, ...]:
@@ -28,21 +50,46 @@ def sdk_modules(provider: object) -> tuple[str, ...]:
 
 
 def warm(provider: object) -> threading.Thread | None:
-    """Import `provider`'s SDK in a daemon thread; returns the thread, or None
-    when the provider needs no SDK (scripted providers, fakes)."""
+    """Import `provider`'s SDK and build its client in a daemon thread; returns
+    the thread, or None when the provider needs no SDK (scripted providers, fakes)."""
     modules = sdk_modules(provider)
     if not modules:
         return None
     thread = threading.Thread(
-        target=_import_all, args=(modules,), name="flightdeck-llm-warm", daemon=True
+        target=_prepare, args=(provider, modules), name="flightdeck-llm-warm", daemon=True
     )
     thread.start()
     return thread
 
 
-def _import_all(modules: tuple[str, ...]) -> None:
-    for name in modules:
+def _prepare(provider: object, modules: tuple[str, ...]) -> None:
+    if not _import_all(modules):
+        return
+    for name in _REQUEST_PATH:
         try:
             importlib.import_module(name)
-        except Exception:  # the real call reports a broken SDK, with its context
-            return
+        except Exception:  # the request path handles (or reports) it itself
+            continue
+    if isinstance(provider, AnthropicProvider | OpenAIProvider):
+        provider.prepare()
+
+
+def _import_all(modules: tuple[str, ...]) -> bool:
+    # Only one warm-up pauses the collector at a time, and only if it was on:
+    # a second one imports with the collector as it finds it, so the first
+    # one's re-enable cannot leave it off for good.
+    alone = _gc_paused.acquire(blocking=False)
+    paused = alone and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        for name in modules:
+            importlib.import_module(name)
+    except Exception:  # the real call reports a broken SDK, with its context
+        return False
+    finally:
+        if paused:
+            gc.enable()
+        if alone:
+            _gc_paused.release()
+    return True
