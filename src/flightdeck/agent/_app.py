@@ -146,7 +146,8 @@ async def run_json_stream(
 ) -> int:
     """`flightdeck agent --json-stream`: returns the exit code."""
     from flightdeck.agent import _protocol as p
-    from flightdeck.agent._transport import LineWriter, read_lines, serve, sigterm_hook
+    from flightdeck.agent._lines import read_lines, sigterm_hook
+    from flightdeck.agent._transport import LineWriter, serve
 
     writer = LineWriter(stdout)
     # Finding a working bubblewrap spawns a process; it runs beside start-up.
