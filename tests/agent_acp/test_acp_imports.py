@@ -10,11 +10,11 @@ from pathlib import Path
 from tests.agent_acp._harness import FLIGHTDECK
 
 
-def _imported(args: list[str], cwd: Path) -> set[str]:
+def _imported(args: list[str], cwd: Path, send: bytes = b"") -> set[str]:
     env = {"ANTHROPIC_API_KEY": "test", "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [sys.executable, "-X", "importtime", FLIGHTDECK, "agent", *args],
-        input=b"",
+        input=send,
         capture_output=True,
         cwd=cwd,
         env={**env, "FLIGHTDECK_HOME": str(cwd / "home")},
@@ -31,6 +31,28 @@ def test_json_stream_does_not_import_acp(tmp_path: Path) -> None:
     modules = _imported(["--json-stream"], tmp_path)
     assert "flightdeck.agent._engine" in modules  # the probe saw the agent start
     assert not {m for m in modules if m == "acp" or m.startswith(("acp.", "flightdeck.agent.acp"))}
+
+
+def test_acp_answers_initialize_without_the_engine(tmp_path: Path) -> None:
+    # The client's handshake waits for nothing a session needs: the engine,
+    # the JSON-stream protocol models, tools, providers, the session store.
+    initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    modules = _imported(["--acp"], tmp_path, initialize)
+    assert "flightdeck.agent.acp._server" in modules  # the probe saw initialize handled
+    unwanted = {
+        "flightdeck.agent._engine",
+        "flightdeck.agent._protocol",
+        "flightdeck.agent._app",
+        "flightdeck.agent._store",
+        "flightdeck.agent.tools",
+        "flightdeck.agent.acp._sessions",
+        "flightdeck.agent.acp._bridge",
+        "flightdeck.llm",
+        "httpx",
+        "anthropic",
+        "mcp",
+    }
+    assert not unwanted & modules
 
 
 def test_acp_refuses_json_stream_and_session_flags(tmp_path: Path) -> None:
