@@ -178,8 +178,10 @@ async def run_json_stream(
     # `ready` leaves first; then the provider's SDK imports in the background
     # so the first reply does not wait for it (flightdeck.llm.warm).
     writer.flush()
+    from flightdeck.agent._startup import resume_gc
     from flightdeck.llm import warm
 
+    resume_gc()
     warm(session.provider)
     session.resume_pending()  # approvals awaited when the process ended are asked again
     try:

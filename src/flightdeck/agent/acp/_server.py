@@ -57,8 +57,13 @@ class FlightdeckAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        from flightdeck import __version__
+        import asyncio
 
+        from flightdeck import __version__
+        from flightdeck.agent._startup import resume_gc
+
+        # Start-up ends when this response is sent, right after this returns.
+        asyncio.get_running_loop().call_soon(resume_gc)
         self.client_capabilities = client_capabilities
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -146,7 +151,10 @@ class FlightdeckAgent:
         return bridge
 
     async def _open(self, cwd: str, load: str | None, servers: list[McpServer]) -> Bridge:
+        from flightdeck.agent._startup import resume_gc
         from flightdeck.agent.acp._sessions import open_bridge
+
+        resume_gc()  # a client that skipped `initialize`
 
         assert self.client is not None
         bridge = await open_bridge(
