@@ -23,5 +23,7 @@ def test_public_names_are_pinned() -> None:
     ]
     for module in (flightdeck.agent, flightdeck.agent.protocol, flightdeck.agent.tools):
         assert len(set(module.__all__)) == len(module.__all__)
-        public = {n for n in vars(module) if not n.startswith("_")}
+        public = {n for n in dir(module) if not n.startswith("_")}
         assert set(module.__all__) <= public
+        for name in module.__all__:  # a lazily imported name resolves too
+            assert getattr(module, name) is not None

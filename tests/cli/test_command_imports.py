@@ -166,3 +166,46 @@ def test_a_local_launch_never_imports_temporal(tmp_path: Path) -> None:
     )
     worker = _imported(["worker", "--help"], tmp_path)
     assert "temporalio" not in worker
+
+
+# `agent --json-stream`: the modules imported when `ready` is written (the
+# provider SDK is imported after it, in the background: flightdeck.llm.warm).
+_READY_PROBE = """
+import json, os, sys
+from flightdeck.agent import _transport
+flush = _transport.LineWriter.flush
+def first_flush(self):
+    print(json.dumps(sorted(sys.modules)), file=sys.stderr, flush=True)
+    flush(self)
+    os._exit(0)
+_transport.LineWriter.flush = first_flush
+from flightdeck.cli import main
+main(["agent", "--json-stream"])
+"""
+
+
+def test_agent_json_stream_imports_before_ready(tmp_path: Path) -> None:
+    env = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "test"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _READY_PROBE],
+        input="",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert '"type":"ready"' in proc.stdout
+    imported = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    assert "flightdeck.agent._engine" in imported  # the probe saw the session start
+    forbidden = [
+        *(m for m in NETWORK_AND_UI if m != "pydantic"),  # the protocol's models use it
+        # bubblewrap's probe needs `guard.bwrap_path` only; the audit hook,
+        # policies and egress proxy load when a layer or a sandbox needs them
+        "flightdeck.guard._hook",
+        "flightdeck.guard._policy",
+        "flightdeck.guard._egress",
+        "flightdeck.guard._scope",
+    ]
+    assert sorted(set(forbidden) & imported) == []

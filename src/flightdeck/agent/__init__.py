@@ -6,10 +6,46 @@ protocol events through a callable; `run_json_stream` wires it to stdin and
 stdout. Protocol models live in `flightdeck.agent.protocol`.
 """
 
-from flightdeck.agent._app import SetupError, run_json_stream, start
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_settings
-from flightdeck.agent._store import Session, SessionError, SessionInfo, SessionStore
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from flightdeck.agent._app import SetupError, run_json_stream, start
+    from flightdeck.agent._engine import AgentSession
+    from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_settings
+    from flightdeck.agent._store import Session, SessionError, SessionInfo, SessionStore
+
+# Where each name lives. Imported on first use (PEP 562): `agent --acp` answers
+# `initialize` from `flightdeck.agent.acp` before the engine (pydantic models,
+# tools, providers) is imported.
+_HOMES = {
+    "SetupError": "_app",
+    "run_json_stream": "_app",
+    "start": "_app",
+    "AgentSession": "_engine",
+    "AgentSettings": "_settings",
+    "SettingsError": "_settings",
+    "resolve_settings": "_settings",
+    "Session": "_store",
+    "SessionError": "_store",
+    "SessionInfo": "_store",
+    "SessionStore": "_store",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AgentSession",

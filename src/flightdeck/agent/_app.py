@@ -146,7 +146,8 @@ async def run_json_stream(
 ) -> int:
     """`flightdeck agent --json-stream`: returns the exit code."""
     from flightdeck.agent import _protocol as p
-    from flightdeck.agent._transport import LineWriter, read_lines, serve, sigterm_hook
+    from flightdeck.agent._lines import read_lines, sigterm_hook
+    from flightdeck.agent._transport import LineWriter, serve
 
     writer = LineWriter(stdout)
     # Finding a working bubblewrap spawns a process; it runs beside start-up.
@@ -177,8 +178,10 @@ async def run_json_stream(
     # `ready` leaves first; then the provider's SDK imports in the background
     # so the first reply does not wait for it (flightdeck.llm.warm).
     writer.flush()
+    from flightdeck.agent._startup import resume_gc
     from flightdeck.llm import warm
 
+    resume_gc()
     warm(session.provider)
     session.resume_pending()  # approvals awaited when the process ended are asked again
     try:

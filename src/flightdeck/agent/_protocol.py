@@ -11,12 +11,12 @@ event with code `protocol_error`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from flightdeck.agent._limits import MAX_FILES, MAX_ID_CHARS, MAX_PATH_CHARS
+from flightdeck.agent._lines import ProtocolProblem as ProtocolProblem
 
 PROTOCOL_VERSION = "0.1.0"
 
@@ -373,14 +373,6 @@ def wire_type(model: type[_Wire]) -> str:
     field = model.model_fields["type"]
     args: tuple[Any, ...] = getattr(field.annotation, "__args__", ())
     return str(args[0])
-
-
-@dataclass(frozen=True)
-class ProtocolProblem:
-    """A line that is not a valid command; `msg_id` when one could be read."""
-
-    message: str
-    msg_id: str | None = None
 
 
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}

@@ -1,24 +1,20 @@
-"""Line framing over byte streams: one JSON object per line.
+"""The JSON stream over byte streams: one JSON object per line.
 
 stdout carries protocol lines only, each flushed as it is written; logs go
-to stderr. stdin is read by a thread so any kind of file (pipe, tty, file)
-works; a line longer than `MAX_LINE_BYTES` is skipped and reported.
+to stderr. Reading stdin is `flightdeck.agent._lines` (shared with ACP).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import BinaryIO
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._decode import read_command
 from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._limits import MAX_LINE_BYTES
+from flightdeck.agent._lines import Line
 
 
 class LineWriter:
@@ -72,49 +68,6 @@ class LineWriter:
             self.closed = True
 
 
-Line = bytes | p.ProtocolProblem
-
-
-def _bounded_lines(stream: BinaryIO) -> Iterator[Line]:
-    """Lines of at most MAX_LINE_BYTES; a longer one is skipped to its end
-    without being kept in memory, and stands as one problem."""
-    while True:
-        line = stream.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        if len(line) <= MAX_LINE_BYTES or line.endswith(b"\n"):
-            yield line
-            continue
-        size = len(line)
-        while line and not line.endswith(b"\n"):
-            line = stream.readline(1024 * 1024)
-            size += len(line)
-        yield p.ProtocolProblem(f"Line too long: {size} bytes (the limit is {MAX_LINE_BYTES})")
-
-
-async def read_lines(stream: BinaryIO) -> AsyncIterator[Line]:
-    """Lines from a blocking stream, read on a daemon thread; ends at EOF."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Line | None] = asyncio.Queue()
-
-    def pump() -> None:
-        try:
-            for line in _bounded_lines(stream):
-                loop.call_soon_threadsafe(queue.put_nowait, line)
-        except (OSError, ValueError):
-            pass
-        finally:
-            with contextlib.suppress(RuntimeError):  # the loop is already closed
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    threading.Thread(target=pump, name="flightdeck-stdin", daemon=True).start()
-    while True:
-        line = await queue.get()
-        if line is None:
-            return
-        yield line
-
-
 async def serve(
     session: AgentSession,
     lines: AsyncIterator[Line],
@@ -155,11 +108,3 @@ async def serve(
     finally:
         stopper.cancel()
         await session.close()
-
-
-def sigterm_hook(callback: Callable[[], None]) -> None:
-    """Install `callback` for SIGTERM (and SIGINT) on the running loop."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, callback)

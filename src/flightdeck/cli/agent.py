@@ -63,6 +63,10 @@ def agent(json_stream: bool, acp: bool, list_tools: bool, fmt: str, **flags: Any
     # The agent uses no pydantic plugins; looking them up scans every installed
     # distribution's entry points (~6 ms of start-up).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if json_stream or acp:
+        from flightdeck.agent._startup import pause_gc
+
+        pause_gc()  # until `ready` / `initialize` is out: flightdeck/agent/_startup.py
     if list_tools:
         from flightdeck.cli._agent_tools import print_tools
 

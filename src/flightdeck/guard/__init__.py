@@ -58,12 +58,53 @@ for the launch layer's tool steps and the agent's Bash alike, and
 
 from __future__ import annotations
 
-from flightdeck.guard._bwrap import SandboxLayout, bwrap_path
-from flightdeck.guard._egress import EgressProxy
-from flightdeck.guard._events import Event, FileAccess
-from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
-from flightdeck.guard._policy import Policy, Refused, host_matches
-from flightdeck.guard._scope import FileScope, interpreter_roots
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from flightdeck.guard._bwrap import SandboxLayout, bwrap_path
+    from flightdeck.guard._egress import EgressProxy
+    from flightdeck.guard._events import Event, FileAccess
+    from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
+    from flightdeck.guard._policy import Policy, Refused, host_matches
+    from flightdeck.guard._scope import FileScope, interpreter_roots
+
+# Where each name lives, imported on first use (PEP 562): the agent's start-up
+# asks only `bwrap_path`, and the hook, policies and egress proxy are not
+# needed until a layer is entered or a sandbox is built.
+_HOMES = {
+    "SandboxLayout": "_bwrap",
+    "bwrap_path": "_bwrap",
+    "EgressProxy": "_egress",
+    "Event": "_events",
+    "FileAccess": "_events",
+    "Layers": "_hook",
+    "active": "_hook",
+    "enter": "_hook",
+    "install": "_hook",
+    "layers": "_hook",
+    "leave": "_hook",
+    "Policy": "_policy",
+    "Refused": "_policy",
+    "host_matches": "_policy",
+    "FileScope": "_scope",
+    "interpreter_roots": "_scope",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "EgressProxy",

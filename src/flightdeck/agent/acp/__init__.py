@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 
 async def run_acp(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> int:
     """Serve ACP on stdin/stdout until the client closes stdin; the exit code."""
+    from flightdeck.agent.acp._library import import_acp
+
+    import_acp()  # first: the cheap way, before anything else imports `acp`
     from acp import run_agent
 
-    from flightdeck.agent._transport import sigterm_hook
+    from flightdeck.agent._lines import sigterm_hook
     from flightdeck.agent.acp._framing import StdioFrames
     from flightdeck.agent.acp._server import FlightdeckAgent
 

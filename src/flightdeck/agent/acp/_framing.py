@@ -19,8 +19,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from flightdeck.agent._protocol import ProtocolProblem
-from flightdeck.agent._transport import Line, read_lines
+from flightdeck.agent._lines import Line, ProtocolProblem, read_lines
 
 
 def _error(code: int, message: str, detail: str) -> dict[str, Any]:

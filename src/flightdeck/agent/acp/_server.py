@@ -2,19 +2,15 @@
 
 The `acp` library reads and writes JSON-RPC and routes each method to the
 `FlightdeckAgent` below; each ACP session is an `AgentSession` (the engine the
-JSON stream drives) behind a `Bridge`. Sessions are built the way the JSON
-stream builds its one session: settings from flags and the session's `cwd`,
-the provider, the session store, then the extensions (configured MCP servers,
-manifest tools, Spawn) and the client's MCP servers for that session.
+JSON stream drives) behind a `Bridge`, built by `_sessions`. `initialize`
+needs neither: the engine, the providers and the session store are imported
+on the first session method, so a client's handshake does not wait for them.
 """
 
 from __future__ import annotations
 
-import sys
-import uuid
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import (
     PROTOCOL_VERSION,
@@ -30,41 +26,15 @@ from acp import (
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
-    HttpMcpServer,
     Implementation,
     McpCapabilities,
-    McpServerStdio,
     PromptCapabilities,
-    SessionMode,
-    SessionModeState,
-    SseMcpServer,
 )
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._app import (
-    SetupError,
-    _with_model,
-    load_settings,
-    make_provider,
-    open_session,
-    sessions_root,
-)
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
-from flightdeck.agent.acp._bridge import Bridge
-from flightdeck.agent.acp._content import PromptBlock, PromptError, replay, user_message
-from flightdeck.agent.acp._diffs import Reader, read_disk, record_diffs
-
-MODES = [
-    SessionMode(id="default", name="Ask", description="Ask before edits and commands"),
-    SessionMode(id="auto_edit", name="Auto-edit", description="Edit files without asking"),
-    SessionMode(id="yolo", name="Yolo", description="Run every tool without asking"),
-]
-McpServer = HttpMcpServer | SseMcpServer | McpServerStdio | Any
-
-
-def _config_error(message: str) -> RequestError:
-    return RequestError(-32603, message, {"code": "config_error"})
+if TYPE_CHECKING:
+    from flightdeck.agent.acp._bridge import Bridge
+    from flightdeck.agent.acp._content import PromptBlock
+    from flightdeck.agent.acp._sessions import McpServer
 
 
 class FlightdeckAgent:
@@ -87,8 +57,13 @@ class FlightdeckAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        from flightdeck import __version__
+        import asyncio
 
+        from flightdeck import __version__
+        from flightdeck.agent._startup import resume_gc
+
+        # Start-up ends when this response is sent, right after this returns.
+        asyncio.get_running_loop().call_soon(resume_gc)
         self.client_capabilities = client_capabilities
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -108,13 +83,18 @@ class FlightdeckAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
+        from flightdeck.agent.acp._sessions import modes
+
         bridge = await self._open(cwd, None, mcp_servers or [])
         assert bridge.agent is not None
-        return NewSessionResponse(session_id=bridge.id, modes=_modes(bridge.agent))
+        return NewSessionResponse(session_id=bridge.id, modes=modes(bridge.agent))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
+        from flightdeck.agent.acp._content import replay
+        from flightdeck.agent.acp._sessions import modes
+
         old = self.sessions.pop(session_id, None)
         if old is not None:
             await old.close()
@@ -124,11 +104,13 @@ class FlightdeckAgent:
         for update in replay(agent.history, agent.tools, agent.settings.workspace):
             await bridge.send(update)
         agent.resume_pending()  # approvals awaited when the last process ended
-        return LoadSessionResponse(modes=_modes(agent))
+        return LoadSessionResponse(modes=modes(agent))
 
     async def prompt(
         self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
     ) -> PromptResponse:
+        from flightdeck.agent.acp._content import PromptError, user_message
+
         bridge = self._bridge(session_id)
         try:
             user, title = user_message(prompt)
@@ -144,11 +126,15 @@ class FlightdeckAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
+        from flightdeck.agent import _protocol as p
+        from flightdeck.agent.acp._sessions import set_mode_command
+
         bridge = self._bridge(session_id)
-        if mode_id not in p.MODES or bridge.agent is None:
+        command = set_mode_command(mode_id)
+        if command is None or bridge.agent is None:
             known = ", ".join(p.MODES)
             raise RequestError.invalid_params({"details": f"unknown mode {mode_id!r} ({known})"})
-        await bridge.agent.handle(p.SetModeCommand(type="set_mode", mode=mode_id))
+        await bridge.agent.handle(command)
         return SetSessionModeResponse()
 
     async def close(self) -> None:
@@ -165,99 +151,14 @@ class FlightdeckAgent:
         return bridge
 
     async def _open(self, cwd: str, load: str | None, servers: list[McpServer]) -> Bridge:
+        from flightdeck.agent._startup import resume_gc
+        from flightdeck.agent.acp._sessions import open_bridge
+
+        resume_gc()  # a client that skipped `initialize`
+
         assert self.client is not None
-        if not Path(cwd).is_absolute():
-            raise RequestError.invalid_params({"details": f"cwd must be an absolute path: {cwd}"})
-        flags = {**self.flags, "workspace": cwd}
-        try:
-            settings = load_settings(flags, self.env)
-            provider, model = make_provider(settings, self.env)
-            settings = _with_model(settings, model)
-            stored, loaded = _store(settings, load, model)
-        except SetupError as exc:
-            raise _config_error(str(exc)) from None
-        session_id = stored.id if stored is not None else (load or uuid.uuid4().hex)
-        bridge = Bridge(self.client, session_id)
-        env = self.env
-        agent = AgentSession(
-            settings,
-            provider,
-            bridge.emit,
-            session=stored,
-            loaded=loaded,
-            provider_factory=lambda changed: make_provider(changed, env)[0],
+        bridge = await open_bridge(
+            self.client, self.client_capabilities, self.flags, self.env, cwd, load, servers
         )
-        bridge.agent = agent
-        from flightdeck.agent._extensions import add_mcp_server, attach_extensions
-
-        extensions = await attach_extensions(agent)
-        fs = self.client_capabilities.fs if self.client_capabilities else None
-        reader: Reader = read_disk
-        if fs is not None and fs.read_text_file and fs.write_text_file:
-            from flightdeck.agent.acp._client_fs import ClientFiles, use_client_fs
-
-            files = ClientFiles(self.client, session_id)
-            use_client_fs(agent.tools, files)
-            reader = files.read_or_none
-        record_diffs(agent.tools, bridge.diffs_for(reader))
-        caps = self.client_capabilities
-        if caps is not None and caps.terminal and "Bash" in agent.tools:
-            from flightdeck.agent.acp._client_terminal import ClientBash
-
-            disk = agent.tools["Bash"]
-            agent.tools["Bash"] = ClientBash(disk, self.client, session_id, bridge.on_terminal)
-        bridge.closers.append(extensions)
-        for problem in [*loaded.problems, *extensions.problems]:
-            print(f"flightdeck agent: {problem}", file=sys.stderr)
-        for server in servers:
-            command = _mcp_command(server)
-            if command is not None:
-                await add_mcp_server(agent, command)
-        from flightdeck.llm import warm
-
-        warm(provider)
-        self.sessions[session_id] = bridge
+        self.sessions[bridge.id] = bridge
         return bridge
-
-
-def _store(settings: Any, load: str | None, model: str) -> tuple[Session | None, Loaded]:
-    if load is None:
-        return open_session(settings, None, None, model)
-    if not settings.sessions:
-        raise RequestError.invalid_params(
-            {"details": "sessions are disabled in the configuration ([agent] sessions)"}
-        )
-    try:
-        session = SessionStore(sessions_root()).open(load)
-        return session, session.load(repair=True)
-    except SessionError as exc:
-        raise RequestError.resource_not_found(load) from exc
-    except OSError as exc:
-        raise _config_error(f"cannot use the session store: {exc}") from None
-
-
-def _modes(agent: AgentSession) -> SessionModeState:
-    return SessionModeState(current_mode_id=agent.policy.mode, available_modes=list(MODES))
-
-
-def _mcp_command(server: McpServer) -> p.AddMcpServerCommand | None:
-    """A client's MCP server as the engine's `add_mcp_server` command."""
-    if isinstance(server, McpServerStdio):
-        return p.AddMcpServerCommand(
-            type="add_mcp_server",
-            name=server.name,
-            transport="stdio",
-            command=server.command,
-            args=list(server.args),
-            env={v.name: v.value for v in server.env},
-        )
-    if isinstance(server, HttpMcpServer | SseMcpServer):
-        return p.AddMcpServerCommand(
-            type="add_mcp_server",
-            name=server.name,
-            transport="http" if isinstance(server, HttpMcpServer) else "sse",
-            url=server.url,
-            headers={h.name: h.value for h in server.headers},
-        )
-    print(f"flightdeck agent: MCP server of an unsupported kind: {server!r}", file=sys.stderr)
-    return None

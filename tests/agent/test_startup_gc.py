@@ -1,0 +1,75 @@
+"""`flightdeck agent` pauses the cyclic garbage collector while it starts and
+turns it back on once `ready` is written (JSON stream) or `initialize` is
+answered (ACP): left off, cycles made during a long session would never be
+freed. Each probe runs the real command in a fresh interpreter and reports
+`gc.isenabled()` at two points."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+_JSON_STREAM = """
+import gc, os, sys
+from flightdeck.agent import _transport
+flush, serve = _transport.LineWriter.flush, _transport.serve
+seen = []
+def first_flush(self):
+    if not seen:
+        seen.append(True)
+        print("at-ready", gc.isenabled(), file=sys.stderr, flush=True)
+    flush(self)
+async def serving(*args, **kwargs):
+    print("serving", gc.isenabled(), file=sys.stderr, flush=True)
+    await serve(*args, **kwargs)
+_transport.LineWriter.flush = first_flush
+_transport.serve = serving
+from flightdeck.cli import main
+main(["agent", "--json-stream"])
+"""
+
+_ACP = """
+import gc, sys
+from flightdeck.agent.acp import _server
+initialize, close = _server.FlightdeckAgent.initialize, _server.FlightdeckAgent.close
+async def initializing(self, *args, **kwargs):
+    print("at-initialize", gc.isenabled(), file=sys.stderr, flush=True)
+    return await initialize(self, *args, **kwargs)
+async def closing(self):
+    print("after", gc.isenabled(), file=sys.stderr, flush=True)
+    await close(self)
+_server.FlightdeckAgent.initialize = initializing
+_server.FlightdeckAgent.close = closing
+from flightdeck.cli import main
+main(["agent", "--acp"])
+"""
+
+
+def _states(probe: str, send: bytes, home: Path) -> list[str]:
+    env = {**os.environ, "FLIGHTDECK_HOME": str(home), "ANTHROPIC_API_KEY": "test"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=send,
+        capture_output=True,
+        cwd=home,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    lines = done.stderr.decode(errors="replace").splitlines()
+    return [
+        line
+        for line in lines
+        if line.split(" ")[0] in {"at-ready", "serving", "at-initialize", "after"}
+    ]
+
+
+def test_json_stream_collects_garbage_again_once_ready_is_out(tmp_path: Path) -> None:
+    assert _states(_JSON_STREAM, b"", tmp_path) == ["at-ready False", "serving True"]
+
+
+def test_acp_collects_garbage_again_once_initialize_is_answered(tmp_path: Path) -> None:
+    initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    assert _states(_ACP, initialize, tmp_path) == ["at-initialize False", "after True"]
