@@ -22,8 +22,14 @@ def first_flush(self):
         print("at-ready", gc.isenabled(), file=sys.stderr, flush=True)
     flush(self)
 async def serving(*args, **kwargs):
-    print("serving", gc.isenabled(), file=sys.stderr, flush=True)
     await serve(*args, **kwargs)
+    # the provider warm-up pauses the collector while it imports the SDK
+    # (flightdeck.llm.warm): once it has finished the collector must be on
+    import threading
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and thread.daemon:
+            thread.join(60)
+    print("serving", gc.isenabled(), file=sys.stderr, flush=True)
 _transport.LineWriter.flush = first_flush
 _transport.serve = serving
 from flightdeck.cli import main
