@@ -382,3 +382,8 @@ def test_freeze_owns_the_code_pins_binding_in_metadata(tmp_path: Path, keys: Key
     assert frozen.data["metadata"]["flightdeck-code-pins"] == "sha256:" + sha256(raw).hexdigest()
     assert pinned.stored.path != unpinned.stored.path  # the pins are under the content hash
     assert len(verify_plan(pinned.stored.path).lock.code_pins) == 2
+    # a map that only held the binding goes away with it: no `metadata: {}`
+    data["metadata"] = {"flightdeck-code-pins": "sha256:" + "0" * 64}
+    bare = freeze_plan(_write(tmp_path, data), signing_key=keys.private_path)
+    frozen = load_document(bare.stored.path / "SKILL.md", kind=DocumentKind.SKILL).document
+    assert frozen is not None and "metadata" not in frozen.data
