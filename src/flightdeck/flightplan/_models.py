@@ -9,13 +9,17 @@ item's position in its array so checks can build JSON pointers.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.flightplan._bindings import Binding, parse_binding
 from flightdeck.flightplan._tokens import scan, string_form
+
+if TYPE_CHECKING:
+    from flightdeck.flightplan._graph import StepGraph
 
 STEP_KINDS = ("action-call", "transform", "tool", "llm-seam")
 
@@ -179,6 +183,12 @@ class Step:
 
     def dependencies(self) -> tuple[str, ...]:
         """Ids of the steps this step reads from, in first-reference order."""
+        return self._dependencies
+
+    # Computed once: lint, the graph and the scheduler each ask for every
+    # step's dependencies. The step is frozen, so the answer cannot change.
+    @functools.cached_property
+    def _dependencies(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
         for binding in self.bindings().values():
             if binding.step is not None:
@@ -369,6 +379,14 @@ class FlightPlan:
 
     def step(self, step_id: str) -> Step | None:
         return next((step for step in self.steps if step.id == step_id), None)
+
+    @functools.cached_property
+    def graph(self) -> StepGraph:
+        """The step graph, built once per plan: lint's cycle check and the
+        scheduler both walk it. Read-only (the plan is frozen)."""
+        from flightdeck.flightplan._graph import StepGraph  # it imports this module
+
+        return StepGraph.of(self)
 
     def input(self, name: str) -> Input | None:
         return next((item for item in self.inputs if item.name == name), None)
