@@ -17,7 +17,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from flightdeck.documents import Document, DocumentKind, load_document
+from flightdeck.documents import Document
 from flightdeck.flightplan._canonical import (
     CanonicalError,
     PartDigests,
@@ -28,9 +28,8 @@ from flightdeck.flightplan._canonical import (
 from flightdeck.flightplan._cosign import read_cosigners
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._keyring import Keyring
-from flightdeck.flightplan._lint import lint_document
 from flightdeck.flightplan._models import FlightPlan, Lock
-from flightdeck.flightplan._read import read_plan
+from flightdeck.flightplan._parsed import parse_skill
 from flightdeck.flightplan._signers import accept_signer, carry_pin, pinned_key
 from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
 from flightdeck.flightplan._statement import check_statement
@@ -126,9 +125,12 @@ def verify_plan(
     `repin`, or `allow_rollback` with an explicitly named version."""
     skill, requested = _locate(target, store)
     folder = skill.parent
-    result = load_document(skill, kind=DocumentKind.SKILL)
+    # Parse, schema and lint come from memory for bytes seen before in this
+    # process (`_parsed.py`); every check below runs on every call.
+    parsed = parse_skill(skill)
+    result = parsed.result
     document = result.document
-    if document is None:
+    if document is None or parsed.plan is None:
         detail = "; ".join(d.message for d in result.diagnostics)
         raise FlightPlanError("verify.unreadable", f"cannot parse {skill}: {detail}")
     aileron = document.data.get("aileron")
@@ -157,7 +159,7 @@ def verify_plan(
         # wrong (made by another key, or taken from another plan or version).
         raise _bad_signature(folder)
     lock_json = _check_lock_file(folder / LOCK_FILE, document)
-    plan = read_plan(document.data, document.body)
+    plan = parsed.plan
     check_statement(envelope, public, plan.name, lock, recomputed, lock_json, folder)
     signers = [key_id(public), *read_cosigners(folder, message, envelope["statement"], recomputed)]
     state = trust or TrustState()
@@ -172,7 +174,7 @@ def verify_plan(
     )
     if requested is not None:
         _check_store_entry(requested, plan, lock, recomputed, folder)
-    problems = [d for d in (*result.diagnostics, *lint_document(document)) if d.is_error]
+    problems = [d for d in (*result.diagnostics, *parsed.lint) if d.is_error]
     if problems:
         raise FlightPlanError(
             "verify.invalid_plan",
