@@ -177,9 +177,14 @@ class Step:
         return "args" if self.kind == "action-call" else "bindings"
 
     def bindings(self) -> dict[str, Binding]:
-        """The references that parse, by argument name."""
-        parsed = {key: parse_binding(text) for key, text in self.references.items()}
-        return {key: binding for key, binding in parsed.items() if binding is not None}
+        """The references that parse, by argument name (a new dict each call)."""
+        return dict(self._bindings)
+
+    @functools.cached_property
+    def _bindings(self) -> tuple[tuple[str, Binding], ...]:
+        # Parsed once: lint, the graph and the scheduler each read them.
+        parsed = ((key, parse_binding(text)) for key, text in self.references.items())
+        return tuple((key, binding) for key, binding in parsed if binding is not None)
 
     def dependencies(self) -> tuple[str, ...]:
         """Ids of the steps this step reads from, in first-reference order."""
@@ -190,7 +195,7 @@ class Step:
     @functools.cached_property
     def _dependencies(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
-        for binding in self.bindings().values():
+        for _, binding in self._bindings:
             if binding.step is not None:
                 seen.setdefault(binding.step)
         prompt = self.raw.get("prompt")
