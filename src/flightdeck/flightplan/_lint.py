@@ -98,6 +98,8 @@ def _duplicates(plan: FlightPlan) -> Iterator[Diagnostic]:
                 "names must be unique within the manifest",
             )
     for step in plan.steps:
+        if len(set(step.outputs)) == len(step.outputs):
+            continue  # the common case, without a Counter per step
         for name, count in Counter(step.outputs).items():
             if count > 1:
                 yield _error(
