@@ -13,13 +13,11 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flightdeck.flightplan._bindings import Binding, parse_binding
+from flightdeck.flightplan._graph import StepGraph
 from flightdeck.flightplan._tokens import scan, string_form
-
-if TYPE_CHECKING:
-    from flightdeck.flightplan._graph import StepGraph
 
 STEP_KINDS = ("action-call", "transform", "tool", "llm-seam")
 
@@ -389,8 +387,6 @@ class FlightPlan:
     def graph(self) -> StepGraph:
         """The step graph, built once per plan: lint's cycle check and the
         scheduler both walk it. Read-only (the plan is frozen)."""
-        from flightdeck.flightplan._graph import StepGraph  # it imports this module
-
         return StepGraph.of(self)
 
     def input(self, name: str) -> Input | None:
