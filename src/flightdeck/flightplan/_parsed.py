@@ -47,7 +47,11 @@ from flightdeck.flightplan._models import FlightPlan
 from flightdeck.flightplan._read import read_plan
 
 MAX_ENTRIES = 32
-MAX_BYTES = 32 * 1024 * 1024  # of remembered marshalled data, all entries together
+# Roughly the memory all entries hold together. The source map dominates: a
+# 1,000-step plan's is ~1.9 MB (~125 bytes per located key or value) beside
+# ~80 KB of marshalled data, so each entry is weighed by both.
+MAX_WEIGHT = 64 * 1024 * 1024
+_PER_POSITION = 128
 _MAX_FILE = _Limits().max_bytes
 
 Key = tuple[bytes, str, frozenset[str] | None]
@@ -56,6 +60,7 @@ Key = tuple[bytes, str, frozenset[str] | None]
 @dataclass(frozen=True)
 class _Entry:
     blob: bytes  # marshal of the frontmatter data
+    weight: int  # estimated bytes held (`_weigh`)
     body: str
     source_map: SourceMap
     body_line: int
@@ -133,10 +138,12 @@ def _remember(key: Key, parsed: ParsedSkill) -> None:
         blob = marshal.dumps(document.data)
     except ValueError:  # not plain JSON data (cannot happen from the loader)
         return
-    if len(blob) > MAX_BYTES:
+    weight = _weigh(blob, document.source_map)
+    if weight > MAX_WEIGHT // 4:  # a huge plan would push out every other entry
         return
     entry = _Entry(
         blob,
+        weight,
         document.body,
         document.source_map,
         document.body_line,
@@ -146,9 +153,13 @@ def _remember(key: Key, parsed: ParsedSkill) -> None:
     with _lock:
         old = _entries.pop(key, None)
         if old is not None:
-            _size -= len(old.blob)
+            _size -= old.weight
         _entries[key] = entry
-        _size += len(blob)
-        while len(_entries) > MAX_ENTRIES or _size > MAX_BYTES:
+        _size += weight
+        while len(_entries) > MAX_ENTRIES or _size > MAX_WEIGHT:
             _, dropped = _entries.popitem(last=False)
-            _size -= len(dropped.blob)
+            _size -= dropped.weight
+
+
+def _weigh(blob: bytes, source_map: SourceMap) -> int:
+    return len(blob) + _PER_POSITION * (len(source_map.values) + len(source_map.keys))
