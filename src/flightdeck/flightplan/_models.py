@@ -174,26 +174,32 @@ class Step:
     def references_field(self) -> str:
         return "args" if self.kind == "action-call" else "bindings"
 
+    # Bindings and dependencies are computed once per step and kept in the
+    # instance's __dict__ (the step is frozen, so they cannot change): lint,
+    # the graph and the scheduler each ask for them. Not `cached_property`,
+    # which takes a lock on every first access (~1 µs a step).
     def bindings(self) -> dict[str, Binding]:
         """The references that parse, by argument name (a new dict each call)."""
-        return dict(self._bindings)
+        return dict(self._bindings())
 
-    @functools.cached_property
     def _bindings(self) -> tuple[tuple[str, Binding], ...]:
-        # Parsed once: lint, the graph and the scheduler each read them.
-        parsed = ((key, parse_binding(text)) for key, text in self.references.items())
-        return tuple((key, binding) for key, binding in parsed if binding is not None)
+        memo = self.__dict__.get("_memo_bindings")
+        if memo is None:
+            parsed = ((key, parse_binding(text)) for key, text in self.references.items())
+            memo = tuple((key, binding) for key, binding in parsed if binding is not None)
+            self.__dict__["_memo_bindings"] = memo
+        return memo
 
     def dependencies(self) -> tuple[str, ...]:
         """Ids of the steps this step reads from, in first-reference order."""
-        return self._dependencies
+        memo = self.__dict__.get("_memo_dependencies")
+        if memo is None:
+            memo = self.__dict__["_memo_dependencies"] = self._read_dependencies()
+        return memo
 
-    # Computed once: lint, the graph and the scheduler each ask for every
-    # step's dependencies. The step is frozen, so the answer cannot change.
-    @functools.cached_property
-    def _dependencies(self) -> tuple[str, ...]:
+    def _read_dependencies(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
-        for _, binding in self._bindings:
+        for _, binding in self._bindings():
             if binding.step is not None:
                 seen.setdefault(binding.step)
         prompt = self.raw.get("prompt")
