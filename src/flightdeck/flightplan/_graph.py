@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from flightdeck.flightplan._models import FlightPlan
+if TYPE_CHECKING:  # `_models` imports this module (a plan builds its graph once)
+    from flightdeck.flightplan._models import FlightPlan
 
 
 @dataclass(frozen=True)

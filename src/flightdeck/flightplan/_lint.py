@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterator
 
 from flightdeck.documents import Diagnostic, Document, Severity, locate, pointer_join
 from flightdeck.flightplan._bindings import parse_binding
-from flightdeck.flightplan._graph import StepGraph, format_cycle
+from flightdeck.flightplan._graph import format_cycle
 from flightdeck.flightplan._lint_environment import tools, transforms
 from flightdeck.flightplan._lint_tokens import constraints, prompt_tokens, tool_tokens
 from flightdeck.flightplan._models import FlightPlan
@@ -98,6 +98,8 @@ def _duplicates(plan: FlightPlan) -> Iterator[Diagnostic]:
                 "names must be unique within the manifest",
             )
     for step in plan.steps:
+        if len(set(step.outputs)) == len(step.outputs):
+            continue  # the common case, without a Counter per step
         for name, count in Counter(step.outputs).items():
             if count > 1:
                 yield _error(
@@ -112,8 +114,13 @@ def _references(plan: FlightPlan) -> Iterator[Diagnostic]:
     steps = {step.id: step for step in plan.steps}
     for step in plan.steps:
         for key, text in step.references.items():
-            pointer = pointer_join(_STEPS, step.index, step.references_field, key)
             binding = parse_binding(text)
+            if binding is not None and (
+                binding.input in inputs
+                or (binding.step in steps and binding.output in steps[binding.step].outputs)
+            ):
+                continue  # the common case: no pointer needed
+            pointer = pointer_join(_STEPS, step.index, step.references_field, key)
             if binding is None:
                 yield _error(
                     "flightplan.invalid_binding",
@@ -146,7 +153,7 @@ def _references(plan: FlightPlan) -> Iterator[Diagnostic]:
 
 
 def _cycles(plan: FlightPlan) -> Iterator[Diagnostic]:
-    graph = StepGraph.of(plan)
+    graph = plan.graph
     for cycle in graph.cycles():
         first = plan.step(cycle[0])
         pointer = pointer_join(_STEPS, first.index, "id") if first else _STEPS
@@ -230,11 +237,15 @@ def _llm_keys(plan: FlightPlan) -> Iterator[Diagnostic]:
 
 def _secret_material(plan: FlightPlan) -> Iterator[Diagnostic]:
     actions = f"{_A}/requires/actions"
-    roots = [pointer_join(actions, a.index, "trustContract") for a in plan.requires]
-    roots += [pointer_join(_STEPS, step.index) for step in plan.steps]
+    roots = [
+        (_at(plan, root), root)
+        for root in (pointer_join(actions, a.index, "trustContract") for a in plan.requires)
+    ]
+    # A step's `raw` is its item in `data` (the one `_at` would find).
+    roots += [(step.raw, f"{_STEPS}/{step.index}") for step in plan.steps]
     reported: set[str] = set()
-    for root in roots:
-        for finding in scan_keys(_at(plan, root), root):
+    for node, root in roots:
+        for finding in scan_keys(node, root):
             reported.add(finding.pointer)
             yield _error(
                 "flightplan.secret_key",

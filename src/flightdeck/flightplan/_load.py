@@ -11,12 +11,12 @@ from flightdeck.documents import (
     Document,
     DocumentKind,
     LoadResult,
-    load_document,
     merge_overlapping,
     parse_document,
 )
 from flightdeck.flightplan._lint import lint_read
 from flightdeck.flightplan._models import FlightPlan
+from flightdeck.flightplan._parsed import parse_skill
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,17 @@ class PlanLoad:
 
 
 def load_plan(path: str | Path, *, installed_actions: Collection[str] | None = None) -> PlanLoad:
-    """Load + schema + lint a SKILL.md file. Never raises for bad input."""
-    return _finish(load_document(path, kind=DocumentKind.SKILL), installed_actions)
+    """Load + schema + lint a SKILL.md file. Never raises for bad input.
+    Bytes parsed before in this process are not parsed again (`_parsed.py`)."""
+    where = path if isinstance(path, Path) else Path(path)
+    parsed = parse_skill(where, installed_actions)
+    result = parsed.result
+    return PlanLoad(
+        result.path,
+        result.document,
+        parsed.plan,
+        merge_overlapping(result.diagnostics, list(parsed.lint)),
+    )
 
 
 def parse_plan(

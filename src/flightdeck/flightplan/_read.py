@@ -106,28 +106,34 @@ def _outputs(value: object) -> list[Output]:
 
 
 def _steps(value: object) -> list[Step]:
+    # Once per step of a plan read on every launch: optional fields absent
+    # (most of them, in most steps) are skipped without a call.
     out = []
     for index, item in enumerate(_list(value)):
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             continue
-        kind = _str(item.get("kind"))
-        field = "args" if kind == "action-call" else "bindings"
-        references = {
-            key: text for key, text in _map(item.get(field)).items() if isinstance(text, str)
-        }
+        get = item.get
+        kind = _str(get("kind"))
+        refs = get("args" if kind == "action-call" else "bindings")
+        references = (
+            {key: text for key, text in refs.items() if isinstance(text, str)}
+            if isinstance(refs, dict)
+            else {}
+        )
+        mount, collect, contract = get("mount"), get("collect"), get("trustContract")
         out.append(
             Step(
                 index=index,
                 id=item["id"],
                 kind=kind,
                 references=references,
-                outputs=_strs(item.get("outputs")),
-                action_ref=_str(item.get("actionRef")),
-                command=_strs(item.get("command")),
-                mount_path=_str(_map(item.get("mount")).get("path")),
-                collect_path=_str(_map(item.get("collect")).get("path")),
-                trust_contract=TrustContract.read(item.get("trustContract")),
-                materializes_output=_str(item.get("materializesOutput")),
+                outputs=_strs(get("outputs")),
+                action_ref=_str(get("actionRef")),
+                command=_strs(get("command")) if "command" in item else (),
+                mount_path=_str(mount.get("path")) if isinstance(mount, dict) else None,
+                collect_path=_str(collect.get("path")) if isinstance(collect, dict) else None,
+                trust_contract=TrustContract.read(contract) if contract is not None else None,
+                materializes_output=_str(get("materializesOutput")),
                 raw=item,
             )
         )

@@ -109,18 +109,22 @@ def looks_like_credential(text: str) -> str | None:
 def scan_values(value: object, pointer: str = "") -> Iterator[SecretFinding]:
     """Every credential-looking string (or key) in a JSON value."""
     found: list[SecretFinding] = []
-    _scan_values(value, pointer, found)
+    _scan_values(value, pointer, [], found)
     return iter(found)
 
 
-def _scan_values(value: object, pointer: str, found: list[SecretFinding]) -> None:
+def _scan_values(
+    value: object, root: str, path: list[str | int], found: list[SecretFinding]
+) -> None:
     # Plain recursion into a list instead of nested generators, and strings
     # checked in the loop: a plan has thousands of values, most of them short
-    # scalars skipped without a call. Depth is bounded by the loader's cap.
+    # scalars skipped without a call. The pointer of a value is built only
+    # for a finding (`path` holds the keys on the way there): building one
+    # per container was a third of the scan. Depth is bounded by the loader's cap.
     if isinstance(value, str):
         why = looks_like_credential(value)
         if why:
-            found.append(SecretFinding(pointer, "value", why))
+            found.append(SecretFinding(_pointer(root, path), "value", why))
         return
     if isinstance(value, dict):
         items: Iterable[tuple[str | int, object]] = value.items()
@@ -132,39 +136,48 @@ def _scan_values(value: object, pointer: str, found: list[SecretFinding]) -> Non
         if isinstance(key, str) and len(key) >= _SHORTEST:
             why = looks_like_credential(key)
             if why:
-                found.append(SecretFinding(f"{pointer}/{_escape(key)}", "value", why))
+                found.append(SecretFinding(_pointer(root, [*path, key]), "value", why))
         if isinstance(item, str):
             if len(item) >= _SHORTEST:
                 why = looks_like_credential(item)
                 if why:
-                    found.append(SecretFinding(f"{pointer}/{_token(key)}", "value", why))
+                    found.append(SecretFinding(_pointer(root, [*path, key]), "value", why))
         elif isinstance(item, dict | list):
-            _scan_values(item, f"{pointer}/{_token(key)}", found)
+            path.append(key)
+            _scan_values(item, root, path, found)
+            path.pop()
 
 
-def _token(key: str | int) -> str:
-    return _escape(key) if isinstance(key, str) else str(key)
+def _pointer(root: str, path: list[str | int]) -> str:
+    return root + "".join(f"/{_escape(t)}" if isinstance(t, str) else f"/{t}" for t in path)
 
 
 def scan_keys(value: object, pointer: str) -> Iterator[SecretFinding]:
     """Secret-named keys inside a trust contract or a step."""
     found: list[SecretFinding] = []
-    _scan_keys(value, pointer, found)
+    _scan_keys(value, pointer, [], found)
     return iter(found)
 
 
-def _scan_keys(value: object, pointer: str, found: list[SecretFinding]) -> None:
+def _scan_keys(value: object, root: str, path: list[str | int], found: list[SecretFinding]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
-            if not is_secret_key(key) or _exempt(pointer, item):
-                if isinstance(item, dict | list):
-                    _scan_keys(item, f"{pointer}/{_escape(key)}", found)
-                continue
-            found.append(SecretFinding(f"{pointer}/{_escape(key)}", "key", key))
+            if is_secret_key(key):
+                # Rare: only now is the parent's pointer needed (for `_exempt`).
+                parent = _pointer(root, path)
+                if not _exempt(parent, item):
+                    found.append(SecretFinding(f"{parent}/{_escape(key)}", "key", key))
+                    continue
+            if isinstance(item, dict | list):
+                path.append(key)
+                _scan_keys(item, root, path, found)
+                path.pop()
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, dict | list):
-                _scan_keys(item, f"{pointer}/{index}", found)
+                path.append(index)
+                _scan_keys(item, root, path, found)
+                path.pop()
 
 
 def _exempt(parent: str, value: object) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from flightdeck.documents import Document, DocumentKind, load_document
+from flightdeck.documents import Document
 from flightdeck.flightplan._canonical import (
     CanonicalError,
     PartDigests,
@@ -29,10 +29,9 @@ from flightdeck.flightplan._canonical import (
 from flightdeck.flightplan._cosign import read_cosigners
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._keyring import Keyring
-from flightdeck.flightplan._lint import lint_document
 from flightdeck.flightplan._models import FlightPlan, Lock
+from flightdeck.flightplan._parsed import parse_skill
 from flightdeck.flightplan._pinfile import read_pins_file
-from flightdeck.flightplan._read import read_plan
 from flightdeck.flightplan._signers import accept_signer, carry_pin, pinned_key
 from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
 from flightdeck.flightplan._statement import check_statement
@@ -128,9 +127,12 @@ def verify_plan(
     `repin`, or `allow_rollback` with an explicitly named version."""
     skill, requested = _locate(target, store)
     folder = skill.parent
-    result = load_document(skill, kind=DocumentKind.SKILL)
+    # Parse, schema and lint come from memory for bytes seen before in this
+    # process (`_parsed.py`); every check below runs on every call.
+    parsed = parse_skill(skill)
+    result = parsed.result
     document = result.document
-    if document is None:
+    if document is None or parsed.plan is None:
         detail = "; ".join(d.message for d in result.diagnostics)
         raise FlightPlanError("verify.unreadable", f"cannot parse {skill}: {detail}")
     aileron = document.data.get("aileron")
@@ -162,7 +164,7 @@ def verify_plan(
     # The pins file is bound by the (now verified) frontmatter; older plans
     # hold their pins in the lock itself.
     lock = replace(lock, code_pins=read_pins_file(folder, document.data, lock.code_pins))
-    plan = replace(read_plan(document.data, document.body), lock=lock)
+    plan = replace(parsed.plan, lock=lock)
     check_statement(envelope, public, plan.name, lock, recomputed, lock_json, folder)
     signers = [key_id(public), *read_cosigners(folder, message, envelope["statement"], recomputed)]
     state = trust or TrustState()
@@ -177,7 +179,7 @@ def verify_plan(
     )
     if requested is not None:
         _check_store_entry(requested, plan, lock, recomputed, folder)
-    problems = [d for d in (*result.diagnostics, *lint_document(document)) if d.is_error]
+    problems = [d for d in (*result.diagnostics, *parsed.lint) if d.is_error]
     if problems:
         raise FlightPlanError(
             "verify.invalid_plan",

@@ -190,19 +190,23 @@ def _record(
     error: LaunchError | None,
 ) -> dict[str, Any]:
     """The `launch.action_call` record: every closed field the contract's
-    `audit.fields` declares, plus where it happened."""
-    available: dict[str, Any] = {
-        "connector-hash": info.connector_hash,
-        "action-manifest-version": info.manifest_version,
-        "credential-binding": credential.reference if credential else "none",
-        "identity-label": contract.identity_label,
-        "approved-input": {"sha256": value_hash(dict(call.args)), "summary": summarize(call.args)},
-        "approval-decision": task.approval,
-        "network-target": list(contacted),
-        "operation-effect": contract.effect,
-        "request-summary": f"{call.ref} {summarize(call.args)}",
-        "response-summary": summarize(result) if error is None else error.message,
-        "result": "ok" if error is None else f"error:{error.code}",
+    `audit.fields` declares, plus where it happened. Each field is computed
+    only when declared (hashes and summaries cost a few µs per call)."""
+    available: dict[str, Callable[[], Any]] = {
+        "connector-hash": lambda: info.connector_hash,
+        "action-manifest-version": lambda: info.manifest_version,
+        "credential-binding": lambda: credential.reference if credential else "none",
+        "identity-label": lambda: contract.identity_label,
+        "approved-input": lambda: {
+            "sha256": value_hash(dict(call.args)),
+            "summary": summarize(call.args),
+        },
+        "approval-decision": lambda: task.approval,
+        "network-target": lambda: list(contacted),
+        "operation-effect": lambda: contract.effect,
+        "request-summary": lambda: f"{call.ref} {summarize(call.args)}",
+        "response-summary": lambda: summarize(result) if error is None else error.message,
+        "result": lambda: "ok" if error is None else f"error:{error.code}",
     }
     fields: dict[str, Any] = {
         "step": task.step_id,
@@ -211,5 +215,5 @@ def _record(
         "idempotency_key": call.idempotency_key,
         "sink": contract.audit_sink,
     }
-    fields.update({name: available[name] for name in contract.audit_fields if name in available})
+    fields.update({name: available[name]() for name in contract.audit_fields if name in available})
     return {"kind": "launch.action_call", "fields": fields}

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from flightdeck.flightplan import FlightPlan, Step, StepGraph, substitute_inputs
+from flightdeck.flightplan import FlightPlan, Step, substitute_inputs
 from flightdeck.launch._approval import PENDING, Approvals
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._events import EventSink, LaunchEvent, ignore
@@ -82,7 +82,7 @@ class Scheduler:
     state: StepState = field(default_factory=StepState)
 
     async def run(self) -> StepState:
-        graph = StepGraph.of(self.plan)
+        graph = self.plan.graph
         try:
             order = graph.topological_order()
         except ValueError:

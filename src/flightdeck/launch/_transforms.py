@@ -63,6 +63,11 @@ def transform_names() -> list[str]:
 
 
 def get_transform(name: str) -> Transform:
+    # Once per step: a registered name is returned without re-adding the builtins
+    # (`setdefault` would never change an existing entry anyway).
+    found = _REGISTRY.get(name)
+    if found is not None:
+        return found
     _ensure_builtins()
     try:
         return _REGISTRY[name]

@@ -40,6 +40,10 @@ def to_plain(value: Any) -> Any:
     non-JSON objects become their `str`). Containers are always copied."""
     if type(value) in _SCALARS:
         return value
+    if type(value) is dict and all(
+        type(k) is str and type(v) in _SCALARS for k, v in value.items()
+    ):
+        return dict(value)  # a flat object (most results): what the round trip gives
     return json.loads(json.dumps(value, default=str))
 
 
