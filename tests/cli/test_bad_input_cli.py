@@ -299,6 +299,12 @@ CASES = [
     Case("runs-show-unknown-json", ("runs", "show", "run-nope", "--format", "json"), 1, (),
          json_error="runs.unknown"),
     Case("runs-show-id-not-utf8", ("runs", "show", "run-\udcff"), 2, ("not valid UTF-8",)),
+    # a path that never ends: read up to the limit, never to the end
+    Case("validate-dev-zero", ("validate", "/dev/zero"), 1, ("document.too_large",)),
+    Case("call-input-dev-zero", ("call", "text.stats", "--workspace", "ws", "--input",
+         "@/dev/zero"), 2, ("larger than", "--input")),
+    Case("launch-approvals-dev-zero", ("launch", *PLAN, "--approvals", "/dev/zero"), 1,
+         ("approval.file_invalid", "larger than")),
     # nested past the decoders' recursion limit
     Case("call-input-nested-too-deep", ("call", "text.stats", "--workspace", "ws", "--input",
          "@deep.json"), 2, ("nested too deep", "--input")),

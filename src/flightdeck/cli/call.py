@@ -18,12 +18,22 @@ from flightdeck.drivers import (
     stream_tool,
 )
 
+# A tool's input is a JSON value held in memory: far past any real input, and
+# a bound for a path that never ends.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
 
 def _read_input_file(name: str) -> str:
     if not name:
         raise click.BadParameter("'@' must be followed by a file name", param_hint="'--input'")
     try:
-        return Path(name).read_text(encoding="utf-8")
+        # At most one byte past the cap: a device or a pipe (/dev/zero) may never end.
+        with Path(name).open("rb") as fh:
+            data = fh.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            message = f"{name} is larger than {MAX_INPUT_BYTES:,} bytes"
+            raise click.BadParameter(message, param_hint="'--input'")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         message = f"{name} is not UTF-8 text (byte {exc.start})"
         raise click.BadParameter(message, param_hint="'--input'") from None

@@ -175,16 +175,26 @@ def load_document(
     where = _as_path(path)
     try:
         size = where.stat().st_size
-        if size > limits.max_bytes:
+        raw = b""
+        if size <= limits.max_bytes:
+            # At most one byte past the limit: a device or a pipe reports
+            # size 0 and may never end (/dev/zero), so the size is no cap.
+            with where.open("rb") as fh:
+                raw = fh.read(limits.max_bytes + 1)
+        if size > limits.max_bytes or len(raw) > limits.max_bytes:
+            said = (
+                f"the file is {size:,} bytes; the limit is {limits.max_bytes:,}"
+                if size > limits.max_bytes
+                else f"the file goes on past the limit of {limits.max_bytes:,} bytes"
+            )
             return _failed(
                 where,
                 Diagnostic(
                     "document.too_large",
-                    f"the file is {size:,} bytes; the limit is {limits.max_bytes:,}",
+                    said,
                     hint="raise the limit with --max-bytes if this is intended",
                 ),
             )
-        raw = where.read_bytes()
     except OSError as exc:
         return _failed(
             where, Diagnostic("document.unreadable", f"cannot read the file: {exc.strerror}")

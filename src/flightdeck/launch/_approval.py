@@ -52,11 +52,19 @@ class Approvals:
         return PENDING
 
 
+# One decision per step: a few KB for the largest plans.
+_MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
 def _read_file(path: Path | None) -> dict[str, str]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text("utf-8"))
+        with path.open("rb") as fh:  # bounded: a pipe or device (/dev/zero) may never end
+            raw = fh.read(_MAX_FILE_BYTES + 1)
+        if len(raw) > _MAX_FILE_BYTES:
+            raise ValueError(f"larger than {_MAX_FILE_BYTES:,} bytes")
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise LaunchError("approval.file_invalid", f"{path}: {exc}") from None
     except RecursionError:  # the C decoder recurses once per nesting level
