@@ -566,6 +566,10 @@ def test_message_files_images_become_images_and_text_is_attached_with_path(
         error = await h.next()
         assert isinstance(error, p.ErrorEvent) and error.error.code == "protocol_error"
         assert "missing.txt" in error.error.message
+        # a path that never ends is read up to the cap, not to the end
+        await h.send(msg("m3", "x", files=["/dev/zero"]))
+        error = await h.next()
+        assert isinstance(error, p.ErrorEvent) and "too large: /dev/zero" in error.error.message
 
     run(body())
 

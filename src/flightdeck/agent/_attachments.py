@@ -25,7 +25,10 @@ def attach(raw: str, workspace: Path, *, images: bool = True) -> TextBlock | Ima
     try:
         if path.stat().st_size > MAX_ATTACHMENT_BYTES:
             raise AttachmentError(f"attached file is too large: {raw}")
-        data = path.read_bytes()
+        with path.open("rb") as fh:  # bounded: a device or pipe reports size 0
+            data = fh.read(MAX_ATTACHMENT_BYTES + 1)
+        if len(data) > MAX_ATTACHMENT_BYTES:
+            raise AttachmentError(f"attached file is too large: {raw}")
     except (FileNotFoundError, IsADirectoryError, PermissionError, NotADirectoryError):
         raise AttachmentError(f"attached file cannot be read: {raw}") from None
     media = IMAGE_TYPES.get(path.suffix.lower())

@@ -21,6 +21,7 @@ from flightdeck.agent.tools._base import (
     truncate,
 )
 from flightdeck.agent.tools._fs import beneath, check_path_arg, open_regular, read_all, write_at
+from flightdeck.agent.tools._read import WHOLE_READ_BYTES
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
@@ -70,6 +71,8 @@ class EditTool:
             path = ws.root / loc.rel
             fd, st = open_regular(loc, raw_path)
             try:
+                if st.st_size > WHOLE_READ_BYTES:  # Read streams it; Edit needs it whole
+                    raise ToolFailure(f"{raw_path} is {st.st_size:,} bytes, too large for Edit")
                 seen = ws.seen.get(path)
                 if seen is None:
                     raise ToolFailure(f"Read {raw_path} before editing it")
