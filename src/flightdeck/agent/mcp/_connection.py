@@ -10,7 +10,9 @@ What the server starts is handed to hooks the owner sets: a changed tool
 list (a `notifications/tools/list_changed`, or on a 2026-07-28 connection an
 event of the `subscriptions/listen` stream opened for it) is listed again and
 given to `on_tools_changed`; an elicitation goes to `elicit`, and is declined
-when no one is there to ask.
+when no one is there to ask. An HTTP server without an `Authorization`
+header of its own gets the SDK's OAuth provider (`_auth.py`): its sign-in
+URL goes to `sign_in`, and start-up's timeout waits while a person signs in.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.agent.mcp._config import McpServerConfig
+from flightdeck.agent.mcp._config import DEFAULT_SIGN_IN_TIMEOUT, McpServerConfig
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from mcp.client.session import IncomingMessage
     from mcp.shared.dispatcher import ProgressFnT
     from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, ErrorData
+
+    from flightdeck.agent.mcp._auth import SignIn, SignInFlow
 
 
 log = logging.getLogger("flightdeck.agent.mcp")
@@ -47,9 +51,18 @@ class RemoteTool:
 
 
 class McpConnection:
-    def __init__(self, config: McpServerConfig, workspace: Path) -> None:
+    def __init__(
+        self,
+        config: McpServerConfig,
+        workspace: Path,
+        sign_in: SignIn | None = None,
+        sign_in_timeout: float = DEFAULT_SIGN_IN_TIMEOUT,
+    ) -> None:
         self.config = config
         self.workspace = workspace
+        self.sign_in = sign_in
+        self.sign_in_timeout = sign_in_timeout
+        self._flow: SignInFlow | None = None
         self._client: Client | None = None
         self._ready: asyncio.Future[list[RemoteTool]] | None = None
         self._closing = asyncio.Event()
@@ -64,7 +77,21 @@ class McpConnection:
         self._ready = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.config.name}")
         try:
-            return await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+            while True:
+                try:
+                    return await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+                except TimeoutError:
+                    # A person signing in is not a server too slow to start:
+                    # the sign-in has its own limit; then the handshake gets
+                    # its time again.
+                    if self._flow is None or not self._flow.waiting:
+                        raise
+                    signed_in = asyncio.ensure_future(self._flow.signed_in.wait())
+                    waits: set[asyncio.Future[Any]] = {self._ready, signed_in}
+                    try:
+                        await asyncio.wait(waits, return_when="FIRST_COMPLETED")
+                    finally:
+                        signed_in.cancel()
         except BaseException:
             await self.close(grace=0)  # still handshaking: nothing to wind down
             raise
@@ -106,7 +133,9 @@ class McpConnection:
                         await listener
         except BaseException as exc:  # reported through the future
             if not self._ready.done():
-                self._ready.set_exception(ConnectionError(describe(exc)))
+                # The transport may wrap what the sign-in raised: report that.
+                failed = self._flow.error if self._flow is not None else None
+                self._ready.set_exception(failed or ConnectionError(describe(exc)))
             elif not self._closing.is_set():
                 log.warning("MCP server %s disconnected: %s", self.config.name, describe(exc))
             if isinstance(exc, asyncio.CancelledError):
@@ -115,6 +144,8 @@ class McpConnection:
             self._client = None
             if self._relisting is not None:
                 self._relisting.cancel()
+            if self._flow is not None:
+                await self._flow.close()
 
     # ---- what the server starts -------------------------------------------------
 
@@ -193,15 +224,21 @@ class McpConnection:
             "elicitation_callback": self._on_elicit,
         }
         if self.config.url is not None:
-            if not self.config.headers:
-                return Client(self.config.url, **hooks)
-            # The SDK's documented way to send headers: pass its HTTP client.
+            # The SDK's documented way to send headers or auth: pass its HTTP client.
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
             headers = {k: os.path.expandvars(v) for k, v in self.config.headers.items()}
+            auth: httpx2.Auth | None = None
+            if not any(k.lower() == "authorization" for k in headers):
+                from flightdeck.agent.mcp._auth import SignInFlow
+
+                self._flow = SignInFlow(self.config, self.sign_in, self.sign_in_timeout)
+                auth = self._flow.auth()
             # the SDK's own defaults: 30 s, and 300 s to read (open SSE streams)
-            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            http = httpx2.AsyncClient(
+                headers=headers, auth=auth, timeout=httpx2.Timeout(30.0, read=300.0)
+            )
             stack.push_async_callback(http.aclose)  # after the client is left
             transport = streamable_http_client(self.config.url, http_client=http)
             return Client(transport, **hooks)

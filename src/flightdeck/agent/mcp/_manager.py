@@ -21,6 +21,8 @@ from flightdeck.agent.mcp._tool import McpTool
 if TYPE_CHECKING:
     from mcp_types import ElicitRequestParams, ElicitResult
 
+    from flightdeck.agent.mcp._auth import SignIn
+
 # (server, its tools before, its tools now)
 ToolsChanged = Callable[[str, list[McpTool], list[McpTool]], None]
 Elicit = Callable[[str, "ElicitRequestParams"], Awaitable["ElicitResult"]]
@@ -34,6 +36,7 @@ class ServerStatus:
     connected: bool
     tools: tuple[str, ...] = ()
     error: str | None = None
+    code: str | None = None  # of a failed sign-in (`mcp.auth_*`)
 
 
 @dataclass
@@ -82,9 +85,16 @@ class McpManager:
         self.connections.clear()
 
 
-async def connect_servers(config: McpConfig, workspace: Path) -> McpManager:
+async def connect_servers(
+    config: McpConfig, workspace: Path, sign_in: SignIn | None = None
+) -> McpManager:
+    """`sign_in(server, url)` shows an OAuth server's sign-in URL to a person;
+    without it such a server fails with `mcp.auth_required`."""
     manager = McpManager()
-    conns = [McpConnection(server, workspace) for server in config.servers]
+    conns = [
+        McpConnection(server, workspace, sign_in, config.sign_in_timeout)
+        for server in config.servers
+    ]
     results = await asyncio.gather(
         *(c.connect(config.connect_timeout) for c in conns), return_exceptions=True
     )
@@ -93,8 +103,11 @@ async def connect_servers(config: McpConfig, workspace: Path) -> McpManager:
         server = conn.config
         if isinstance(result, BaseException):
             error = str(result) if isinstance(result, ConnectionError) else describe(result)
+            code = getattr(result, "code", None)
             manager.statuses.append(
-                ServerStatus(server.name, server.transport, server.where, False, error=error)
+                ServerStatus(
+                    server.name, server.transport, server.where, False, error=error, code=code
+                )
             )
             continue
         manager.connections.append(conn)
