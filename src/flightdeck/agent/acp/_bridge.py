@@ -97,6 +97,7 @@ class Bridge:
         self._args: dict[str, dict[str, Any]] = {}  # call_id -> arguments, until its result
         self.diffs: Diffs | None = None
         self._terminals: set[str] = set()  # call ids shown with a client terminal
+        self.url_elicitation = False  # the client can show a URL (`elicitation.url`)
 
     def on_terminal(self, command: str, terminal_id: str) -> None:
         """From the client-terminal Bash: embed the terminal in its call."""
@@ -169,12 +170,39 @@ class Bridge:
                 print(f"flightdeck agent: {event.error.message}", file=sys.stderr)
         elif isinstance(event, p.InfoEvent):
             print(f"flightdeck agent: {event.message}", file=sys.stderr)
+        elif isinstance(event, p.McpAuthRequiredEvent):
+            await self._on_sign_in(event)
         elif isinstance(event, p.StreamEndEvent):
             self._started.discard(event.msg_id)
             future = self._turns.pop(event.msg_id, None)
             if future is not None and not future.done():
                 error = self._errors.pop(event.msg_id, None)
                 future.set_result(TurnEnd(str(extra or "end_turn"), error))
+
+    async def _on_sign_in(self, event: p.McpAuthRequiredEvent) -> None:
+        """An MCP server's sign-in URL: an URL elicitation when the client can
+        show one (asked in a task: the answer only says the person was shown
+        it, and the queue must not wait for a person), else a message."""
+        text = f"MCP server {event.name} needs you to sign in: {event.url}"
+        print(f"flightdeck agent: {text}", file=sys.stderr)
+        if not self.url_elicitation:
+            await self.send(update_agent_message_text(text + "\n"))
+            return
+        from acp.schema import ElicitationUrlSessionMode
+
+        mode = ElicitationUrlSessionMode(
+            session_id=self.id, elicitation_id=f"sign_in_{uuid.uuid4().hex[:12]}", url=event.url
+        )
+        message = f"MCP server {event.name} needs you to sign in"
+        task = asyncio.create_task(self._elicit(message, mode))
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    async def _elicit(self, message: str, mode: Any) -> None:
+        try:
+            await self.client.create_elicitation(message=message, mode=mode)
+        except Exception as exc:  # the URL is on stderr too; the sign-in times out
+            print(f"flightdeck agent: acp: elicitation failed: {exc}", file=sys.stderr)
 
     async def _on_result(self, event: p.ToolResultEvent) -> None:
         status: ToolCallStatus = "completed" if event.status == "success" else "failed"

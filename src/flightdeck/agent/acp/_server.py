@@ -178,6 +178,8 @@ class FlightdeckAgent:
             raise _config_error(str(exc)) from None
         session_id = stored.id if stored is not None else (load or uuid.uuid4().hex)
         bridge = Bridge(self.client, session_id)
+        elicitation = self.client_capabilities.elicitation if self.client_capabilities else None
+        bridge.url_elicitation = elicitation is not None and elicitation.url is not None
         env = self.env
         agent = AgentSession(
             settings,
