@@ -74,6 +74,8 @@ class Client:
         self.terminals: dict[str, tuple[list[str], asyncio.subprocess.Process, bytearray]] = {}
         self.terminal_calls: list[tuple[str, str]] = []
         self._pumps: list[asyncio.Task[None]] = []
+        # URL elicitations asked of the person: (message, mode)
+        self.elicitations: list[tuple[str, Any]] = []
 
     def log(self, session_id: str) -> Log:
         return self.logs.setdefault(session_id, Log())
@@ -165,6 +167,13 @@ class Client:
         if proc.returncode is None:
             proc.kill()
 
+    async def create_elicitation(self, message: str, mode: Any, **kw: Any) -> Any:
+        """The person is shown the URL (the test opens it) and accepts."""
+        from acp.schema import AcceptElicitationResponse
+
+        self.elicitations.append((message, mode))
+        return AcceptElicitationResponse(action="accept")
+
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
 
@@ -189,6 +198,7 @@ def spawn(
         *args,
         env=full_env,
         observers=[client.observe],
+        use_unstable_protocol=True,  # URL elicitations (MCP sign-in) are still unstable
     )
 
 

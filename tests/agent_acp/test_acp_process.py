@@ -9,7 +9,7 @@ import asyncio
 import base64
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +17,16 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     ClientCapabilities,
+    ElicitationCapabilities,
     EnvVariable,
     FileSystemCapabilities,
+    HttpMcpServer,
     McpServerStdio,
 )
 
 from flightdeck.guard import bwrap_path
 from tests.agent_acp._harness import Agent, Client, run, separate, spawn, workspace
-from tests.agent_ext._common import NOTES_SERVER, SERVERS
+from tests.agent_ext._common import NOTES_SERVER, SERVERS, authorize, oauth_server
 from tests.fakes import FakeLLMServer, ToolCall, Turn
 
 KEY = {"ANTHROPIC_API_KEY": "test"}
@@ -534,3 +536,66 @@ def test_sigterm_ends_a_running_turn_and_the_process_cleanly(
             await asyncio.gather(running, return_exceptions=True)
 
     run(go)
+
+
+def _sign_in_session(agent: Agent, ws: Path, url: str, found: Callable[[], str | None]) -> str:
+    """Open a session with an OAuth-guarded server; while `session/new`
+    waits, play the browser with the URL `found` reads off the client."""
+    import time
+
+    import httpx2
+
+    servers = [HttpMcpServer(name="guarded", url=url, headers=[], type="http")]
+    pending = asyncio.run_coroutine_threadsafe(
+        asyncio.wait_for(agent.conn.new_session(cwd=str(ws), mcp_servers=servers), 60), agent.loop
+    )
+    deadline = time.monotonic() + 30
+    while (sign_in := found()) is None:
+        assert time.monotonic() < deadline, "no sign-in URL reached the client"
+        assert not pending.done(), pending.result()
+        time.sleep(0.05)
+    assert httpx2.get(authorize(sign_in), timeout=10).status_code == 200
+    return str(pending.result(60).session_id)
+
+
+def test_an_oauth_servers_sign_in_url_reaches_the_client(
+    agent: Agent, server: FakeLLMServer, ws: Path
+) -> None:
+    """A client with `elicitation.url` is asked an URL elicitation; one
+    without gets the URL as an agent message. Either way, after the sign-in
+    the server's tools serve the session."""
+    server.add(Turn(tool_calls=[ToolCall("mcp__guarded__whoami", {})]), Turn(text="done"))
+    with_url = ClientCapabilities(elicitation=ElicitationCapabilities(url={}))
+    agent.call(
+        agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=with_url)
+    )
+    client = agent.client
+    try:
+        with oauth_server() as url:
+
+            def asked() -> str | None:
+                return str(client.elicitations[-1][1].url) if client.elicitations else None
+
+            sid = _sign_in_session(agent, ws, url, asked)
+            message, mode = client.elicitations[-1]
+            assert "guarded" in message and mode.session_id == sid
+            agent.call(agent.conn.set_session_mode(session_id=sid, mode_id="yolo"))
+            assert prompt(agent, sid, text("who")) == "end_turn"
+            result = server.requests[1]["messages"][-1]["content"][0]
+            assert result["content"][0]["text"] == "signed in"
+    finally:
+        agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+
+    asked_before = len(client.elicitations)
+    with oauth_server() as url:
+
+        def told() -> str | None:
+            for log in list(client.logs.values()):
+                for chunk in log.text().split():
+                    if chunk.startswith(url.removesuffix("/mcp")):
+                        return chunk
+            return None
+
+        sid = _sign_in_session(agent, ws, url, told)
+        assert len(client.elicitations) == asked_before
+        assert "needs you to sign in" in client.log(sid).text()

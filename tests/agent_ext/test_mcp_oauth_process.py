@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,26 +18,14 @@ import httpx2
 import pytest
 
 from tests.agent._process import FLIGHTDECK, AgentProcess
-from tests.agent_ext._common import SERVERS, anthropic, make_ws, msg, of_type
+from tests.agent_ext._common import anthropic, authorize, make_ws, msg, oauth_server, of_type
 from tests.fakes import FakeLLMServer, ToolCall, Turn
-
-OAUTH_SERVER = SERVERS / "oauth_server.py"
 
 
 @pytest.fixture
 def guarded() -> Iterator[str]:
-    """The MCP endpoint URL of a fresh OAuth-guarded server."""
-    proc = subprocess.Popen([sys.executable, str(OAUTH_SERVER)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        base = proc.stdout.readline().strip()
-        assert base.startswith("http://127.0.0.1:"), base
-        yield f"{base}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    with oauth_server() as url:
+        yield url
 
 
 @pytest.fixture
@@ -49,15 +36,6 @@ def llm() -> Iterator[FakeLLMServer]:
 
 def toml(url: str) -> str:
     return f"[mcp.servers.guarded]\nurl = {url!r}\n"
-
-
-def authorize(sign_in_url: str) -> str:
-    """Open the sign-in URL as a browser would; the redirect to the callback."""
-    answer = httpx2.get(sign_in_url, timeout=10)
-    assert answer.status_code in (302, 303, 307), answer.text
-    location = answer.headers["location"]
-    assert location.startswith("http://127.0.0.1:")
-    return location
 
 
 def with_query(url: str, **changes: str) -> str:

@@ -182,27 +182,32 @@ class Bridge:
     async def _on_sign_in(self, event: p.McpAuthRequiredEvent) -> None:
         """An MCP server's sign-in URL: an URL elicitation when the client can
         show one (asked in a task: the answer only says the person was shown
-        it, and the queue must not wait for a person), else a message."""
+        it, and the queue must not wait for a person), else, or when the
+        client refuses the request, an agent message."""
         text = f"MCP server {event.name} needs you to sign in: {event.url}"
         print(f"flightdeck agent: {text}", file=sys.stderr)
         if not self.url_elicitation:
             await self.send(update_agent_message_text(text + "\n"))
             return
-        from acp.schema import ElicitationUrlSessionMode
-
-        mode = ElicitationUrlSessionMode(
-            session_id=self.id, elicitation_id=f"sign_in_{uuid.uuid4().hex[:12]}", url=event.url
-        )
-        message = f"MCP server {event.name} needs you to sign in"
-        task = asyncio.create_task(self._elicit(message, mode))
+        task = asyncio.create_task(self._elicit(event, text))
         self._asking.add(task)
         task.add_done_callback(self._asking.discard)
 
-    async def _elicit(self, message: str, mode: Any) -> None:
+    async def _elicit(self, event: p.McpAuthRequiredEvent, text: str) -> None:
+        from acp.schema import ElicitationUrlSessionMode
+        from pydantic import AnyUrl
+
+        mode = ElicitationUrlSessionMode(
+            session_id=self.id,
+            elicitation_id=f"sign_in_{uuid.uuid4().hex[:12]}",
+            url=AnyUrl(event.url),
+        )
+        message = f"MCP server {event.name} needs you to sign in"
         try:
             await self.client.create_elicitation(message=message, mode=mode)
-        except Exception as exc:  # the URL is on stderr too; the sign-in times out
+        except Exception as exc:
             print(f"flightdeck agent: acp: elicitation failed: {exc}", file=sys.stderr)
+            await self.send(update_agent_message_text(text + "\n"))
 
     async def _on_result(self, event: p.ToolResultEvent) -> None:
         status: ToolCallStatus = "completed" if event.status == "success" else "failed"
