@@ -122,6 +122,7 @@ class MemoryAuth:
 def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # connections wait in the backlog until uvicorn serves: no race
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     server = MCPServer(
         "guarded",
