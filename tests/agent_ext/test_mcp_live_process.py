@@ -179,3 +179,15 @@ def test_an_unanswered_elicitation_is_withdrawn_by_stop_and_declined_when_input_
         ["cancel", "decline"],  # asked inside the call (2026-07-28): cancelled with it
         ["decline", "decline"],  # asked as a request of its own: declined
     )
+
+
+def test_roots_are_the_session_workspace(server: FakeLLMServer, tmp_path: Path) -> None:
+    """A server asking for the client's roots gets the workspace, and only it."""
+    ws = make_ws(tmp_path / "my ws", live_toml())
+    server.add(Turn(tool_calls=[ToolCall("mcp__live__roots", {}, id="r1")]), Turn(text="Listed."))
+    with anthropic(server, ws, "--auto-approve") as agent:
+        assert agent.next()["type"] == "ready"
+        agent.send(msg("m1", "roots"))
+        result = of_type(agent.until("stream_end"), "tool_result")[0]
+    assert result["status"] == "success", result
+    assert result["output"] == f"my ws {ws.resolve().as_uri()}"

@@ -4,7 +4,7 @@ the agent tests (stdio only).
 `unlock` removes itself, adds `vault` and tells the client its tool list
 changed; `count` reports progress per step; `confirm` elicits a yes/no from
 the user and answers with what it got; `elicitation` is a plain tool whose
-name the agent also uses for elicitations.
+name the agent also uses for elicitations; `roots` lists the client's roots.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Annotated
 
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve
+from mcp_types import ListRootsResult
 from pydantic import BaseModel
 
 server = MCPServer("live", log_level="WARNING")
@@ -64,6 +65,16 @@ async def confirm(
     if answer.action == "accept":
         return f"accepted: ok={answer.data.ok}"
     return answer.action
+
+
+def _roots() -> ListRoots:
+    return ListRoots()
+
+
+@server.tool()
+async def roots(listed: Annotated[ListRootsResult, Resolve(_roots)]) -> str:
+    """The client's roots, one `name uri` a line."""
+    return "\n".join(f"{r.name} {r.uri}" for r in listed.roots)
 
 
 @server.tool()

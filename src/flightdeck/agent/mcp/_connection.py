@@ -10,7 +10,8 @@ What the server starts is handed to hooks the owner sets: a changed tool
 list (a `notifications/tools/list_changed`, or on a 2026-07-28 connection an
 event of the `subscriptions/listen` stream opened for it) is listed again and
 given to `on_tools_changed`; an elicitation goes to `elicit`, and is declined
-when no one is there to ask. An HTTP server without an `Authorization`
+when no one is there to ask; a `roots/list` is answered with the session's
+workspace. An HTTP server without an `Authorization`
 header of its own gets the SDK's OAuth provider (`_auth.py`): its sign-in
 URL goes to `sign_in`, and start-up's timeout waits while a person signs in.
 """
@@ -33,7 +34,13 @@ if TYPE_CHECKING:
     from mcp.client.context import ClientRequestContext
     from mcp.client.session import IncomingMessage
     from mcp.shared.dispatcher import ProgressFnT
-    from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, ErrorData
+    from mcp_types import (
+        CallToolResult,
+        ElicitRequestParams,
+        ElicitResult,
+        ErrorData,
+        ListRootsResult,
+    )
 
     from flightdeck.agent.mcp._auth import SignIn, SignInFlow
 
@@ -211,6 +218,14 @@ class McpConnection:
             log.warning("MCP server %s: elicitation failed: %s", self.config.name, describe(exc))
             return ElicitResult(action="decline")
 
+    async def _on_list_roots(self, context: ClientRequestContext) -> ListRootsResult:
+        """The one root a server may work in: the session's workspace (the
+        folder the agent's own tools are confined to)."""
+        from mcp_types import ListRootsResult, Root
+
+        uri = self.workspace.resolve().as_uri()
+        return ListRootsResult(roots=[Root(uri=uri, name=self.workspace.name)])  # type: ignore[arg-type]
+
     def _make_client(self, stack: contextlib.AsyncExitStack) -> Client:
         from mcp import Client, StdioServerParameters
         from mcp_types import Implementation
@@ -222,6 +237,7 @@ class McpConnection:
             "client_info": info,
             "message_handler": self._on_message,
             "elicitation_callback": self._on_elicit,
+            "list_roots_callback": self._on_list_roots,
         }
         if self.config.url is not None:
             # The SDK's documented way to send headers or auth: pass its HTTP client.
