@@ -191,3 +191,38 @@ def test_roots_are_the_session_workspace(server: FakeLLMServer, tmp_path: Path) 
         result = of_type(agent.until("stream_end"), "tool_result")[0]
     assert result["status"] == "success", result
     assert result["output"] == f"my ws {ws.resolve().as_uri()}"
+
+
+def test_resources_are_listed_and_read_through_one_tool(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    """`mcp__live__resources`: no `uri` lists resources and templates; a text
+    resource is its text, a template's instance resolves, a lone image is an
+    image result, an unknown URI is an error result."""
+    ws = make_ws(tmp_path / "ws", live_toml())
+    server.add(
+        Turn(
+            tool_calls=[
+                ToolCall("mcp__live__resources", {}, id="l1"),
+                ToolCall("mcp__live__resources", {"uri": "live://readme"}, id="r1"),
+                ToolCall("mcp__live__resources", {"uri": "live://notes/x"}, id="r2"),
+                ToolCall("mcp__live__resources", {"uri": "live://dot"}, id="r3"),
+                ToolCall("mcp__live__resources", {"uri": "live://nothing"}, id="r4"),
+            ]
+        ),
+        Turn(text="Read."),
+    )
+    with anthropic(server, ws, "--auto-approve") as agent:
+        ready = agent.next()
+        assert "mcp__live__resources" in ready["capabilities"]["mcp_servers"]["live"]["tools"]
+        agent.send(msg("m1", "resources"))
+        results = {e["call_id"]: e for e in of_type(agent.until("stream_end"), "tool_result")}
+    listing = results["l1"]["output"].splitlines()
+    assert "live://readme readme (text/plain) About this server" in listing
+    assert "live://notes/{name} (template) note" in listing
+    assert results["r1"]["output"] == "the live server's readme"
+    assert results["r2"]["output"] == "note x"
+    assert results["r3"]["output_type"] == "image"
+    assert results["r4"]["status"] == "error"
+    offered = {t["name"]: t for t in server.requests[0]["tools"]}
+    assert offered["mcp__live__resources"]["input_schema"]["properties"]["uri"]["type"] == "string"

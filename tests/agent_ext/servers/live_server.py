@@ -5,6 +5,8 @@ the agent tests (stdio only).
 changed; `count` reports progress per step; `confirm` elicits a yes/no from
 the user and answers with what it got; `elicitation` is a plain tool whose
 name the agent also uses for elicitations; `roots` lists the client's roots.
+Resources: `live://readme` (text), `live://dot` (a PNG) and the template
+`live://notes/{name}`.
 """
 
 from __future__ import annotations
@@ -75,6 +77,21 @@ def _roots() -> ListRoots:
 async def roots(listed: Annotated[ListRootsResult, Resolve(_roots)]) -> str:
     """The client's roots, one `name uri` a line."""
     return "\n".join(f"{r.name} {r.uri}" for r in listed.roots)
+
+
+@server.resource("live://readme", name="readme", description="About this server")
+def readme() -> str:
+    return "the live server's readme"
+
+
+@server.resource("live://dot", name="dot", mime_type="image/png")
+def dot() -> bytes:
+    return b"\x89PNG\r\n\x1a\n"
+
+
+@server.resource("live://notes/{name}", name="note")
+def note(name: str) -> str:
+    return f"note {name}"
 
 
 @server.tool()

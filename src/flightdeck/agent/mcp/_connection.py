@@ -40,6 +40,9 @@ if TYPE_CHECKING:
         ElicitResult,
         ErrorData,
         ListRootsResult,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
     )
 
     from flightdeck.agent.mcp._auth import SignIn, SignInFlow
@@ -78,6 +81,7 @@ class McpConnection:
         self.elicit: Callable[[str, ElicitRequestParams], Awaitable[ElicitResult]] | None = None
         self._relisting: asyncio.Task[None] | None = None
         self._relist_again = False
+        self.resources = False  # the server advertises `resources`
 
     async def connect(self, timeout: float) -> list[RemoteTool]:
         """Connect and list the tools. Raises on failure or after `timeout` seconds."""
@@ -110,6 +114,35 @@ class McpConnection:
             raise ConnectionError(f"MCP server {self.config.name} is not connected")
         return await self._client.call_tool(name, arguments, progress_callback=progress)
 
+    async def list_resources(self) -> tuple[list[Resource], list[ResourceTemplate]]:
+        client = self._connected()
+        resources: list[Resource] = []
+        cursor: str | None = None
+        while True:
+            page = await client.list_resources(cursor=cursor)
+            resources.extend(page.resources)
+            if not (cursor := page.next_cursor):
+                break
+        templates: list[ResourceTemplate] = []
+        cursor = None
+        try:
+            while True:
+                listed = await client.list_resource_templates(cursor=cursor)
+                templates.extend(listed.resource_templates)
+                if not (cursor := listed.next_cursor):
+                    break
+        except Exception as exc:  # templates are optional; the resources stand
+            log.info("MCP server %s: no resource templates: %s", self.config.name, describe(exc))
+        return resources, templates
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self._connected().read_resource(uri)
+
+    def _connected(self) -> Client:
+        if self._client is None or self._closing.is_set():
+            raise ConnectionError(f"MCP server {self.config.name} is not connected")
+        return self._client
+
     async def close(self, grace: float = 5.0) -> None:
         self._closing.set()
         task = self._task
@@ -129,6 +162,8 @@ class McpConnection:
                 client = await stack.enter_async_context(self._make_client(stack))
                 self._client = client
                 tools = await _list_tools(client)
+                caps = client.session.server_capabilities
+                self.resources = caps is not None and caps.resources is not None
                 if not self._ready.done():
                     self._ready.set_result(tools)
                 listener = asyncio.create_task(self._listen(client))

@@ -62,8 +62,7 @@ class McpManager:
         old = [t for t in self.tools if t.connection is conn]
         taken = {t.name for t in self.tools if t.connection is not conn}
         new: list[McpTool] = []
-        for item in remote:
-            tool = McpTool(conn, item)
+        for tool in tools_of(conn, remote):
             if tool.name not in taken:
                 taken.add(tool.name)
                 new.append(tool)
@@ -83,6 +82,17 @@ class McpManager:
     async def close(self) -> None:
         await asyncio.gather(*(c.close() for c in self.connections), return_exceptions=True)
         self.connections.clear()
+
+
+def tools_of(conn: McpConnection, remote: list[RemoteTool]) -> list[McpTool]:
+    """The server's tools, then `resources` when it has some (a server tool of
+    that name keeps it)."""
+    tools = [McpTool(conn, item) for item in remote]
+    if conn.resources:
+        from flightdeck.agent.mcp._resources import McpResourcesTool
+
+        tools.append(McpResourcesTool(conn))
+    return tools
 
 
 async def connect_servers(
@@ -111,7 +121,7 @@ async def connect_servers(
             )
             continue
         manager.connections.append(conn)
-        tools = [McpTool(conn, remote) for remote in result]
+        tools = tools_of(conn, result)
         tools = [t for t in tools if t.name not in seen and not seen.add(t.name)]  # type: ignore[func-returns-value]
         manager.tools.extend(tools)
         names = tuple(t.name for t in tools)
