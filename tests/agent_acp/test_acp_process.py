@@ -599,3 +599,29 @@ def test_an_oauth_servers_sign_in_url_reaches_the_client(
         sid = _sign_in_session(agent, ws, url, told)
         assert len(client.elicitations) == asked_before
         assert "needs you to sign in" in client.log(sid).text()
+
+
+def test_mcp_prompts_are_the_sessions_slash_commands(
+    agent: Agent, server: FakeLLMServer, ws: Path
+) -> None:
+    """An `available_commands_update` lists the session's MCP prompts with
+    their argument hint; a prompt starting with one sends the prompt's text."""
+    import time
+
+    live = McpServerStdio(
+        name="live", command=sys.executable, args=[str(SERVERS / "live_server.py")], env=[]
+    )
+    server.add(Turn(text="reviewed"))
+    sid = new(agent, ws, [live])
+    log = agent.client.log(sid)
+    deadline = time.monotonic() + 10
+    while "available_commands_update" not in log.kinds():
+        assert time.monotonic() < deadline, log.kinds()
+        time.sleep(0.05)
+    [update] = [u for u in log.updates if u.session_update == "available_commands_update"]
+    [command] = update.available_commands
+    assert command.name == "mcp__live__review"
+    assert command.description == "Ask for a review of one file."
+    assert command.input is not None and command.input.root.hint == "<path> [focus]"
+    assert prompt(agent, sid, text("/mcp__live__review a.py")) == "end_turn"
+    assert "Please review a.py" in str(server.requests[0]["messages"][-1]["content"])

@@ -4,6 +4,7 @@ stdio: a changed tool list, progress of a call, elicitation."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,3 +227,31 @@ def test_resources_are_listed_and_read_through_one_tool(
     assert results["r4"]["status"] == "error"
     offered = {t["name"]: t for t in server.requests[0]["tools"]}
     assert offered["mcp__live__resources"]["input_schema"]["properties"]["uri"]["type"] == "string"
+
+
+def test_a_prompt_is_a_slash_command(server: FakeLLMServer, tmp_path: Path) -> None:
+    """`/mcp__live__review PATH FOCUS...` sends the prompt's text instead of
+    the command (the last argument takes the rest of the line); a missing
+    required argument is a `protocol_error` and the model is not called;
+    other text starting with `/` is sent as typed."""
+    ws = make_ws(tmp_path / "ws", live_toml())
+    server.add(Turn(text="Reviewed."), Turn(text="Sent as typed."))
+    with anthropic(server, ws) as agent:
+        ready = agent.next()
+        assert ready["capabilities"]["mcp_servers"]["live"]["prompts"] == ["mcp__live__review"]
+        agent.send(msg("m1", "/mcp__live__review src/app.py error handling"))
+        assert of_type(agent.until("stream_end"), "text_delta")
+        agent.send(msg("m2", "/mcp__live__review"))
+        events = agent.until("stream_end")
+        [error] = of_type(events, "error")
+        assert error["msg_id"] == "m2" and error["error"]["code"] == "protocol_error"
+        assert "needs path" in error["error"]["message"]
+        assert "<path> [focus]" in error["error"]["message"]
+        agent.send(msg("m3", "/etc/hosts is a path"))
+        agent.until("stream_end")
+    assert len(server.requests) == 2
+    first = server.requests[0]["messages"][-1]["content"]
+    texts = [b["text"] for b in first] if isinstance(first, list) else [first]
+    assert texts[-1] == "Please review src/app.py with a focus on error handling"
+    last = server.requests[1]["messages"][-1]["content"]
+    assert "/etc/hosts is a path" in json.dumps(last)

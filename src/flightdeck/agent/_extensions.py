@@ -51,6 +51,7 @@ class Extensions:
                     tools=list(s.tools),
                     error=s.error,
                     error_code=s.code,
+                    prompts=list(s.prompts),
                 )
                 for s in self.mcp.statuses
             }

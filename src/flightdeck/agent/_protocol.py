@@ -175,6 +175,8 @@ class McpServerInfo(_Wire):
     tools: list[str] = Field(default_factory=list)
     error: str | None = Field(default=None, exclude_if=_absent)
     error_code: str | None = Field(default=None, exclude_if=_absent)  # `mcp.auth_*`
+    # the server's prompts as slash commands (without the `/`)
+    prompts: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 class Capabilities(_Wire):

@@ -6,7 +6,7 @@ changed; `count` reports progress per step; `confirm` elicits a yes/no from
 the user and answers with what it got; `elicitation` is a plain tool whose
 name the agent also uses for elicitations; `roots` lists the client's roots.
 Resources: `live://readme` (text), `live://dot` (a PNG) and the template
-`live://notes/{name}`.
+`live://notes/{name}`. Prompt: `review` (path, optional focus).
 """
 
 from __future__ import annotations
@@ -92,6 +92,12 @@ def dot() -> bytes:
 @server.resource("live://notes/{name}", name="note")
 def note(name: str) -> str:
     return f"note {name}"
+
+
+@server.prompt()
+def review(path: str, focus: str = "") -> str:
+    """Ask for a review of one file."""
+    return f"Please review {path}" + (f" with a focus on {focus}" if focus else "")
 
 
 @server.tool()

@@ -44,6 +44,7 @@ from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession
 from flightdeck.agent.acp._content import describe, locations, tool_kind
 from flightdeck.agent.acp._diffs import Diffs, Reader
+from flightdeck.agent.acp._mcp import announce_commands, show_sign_in
 from flightdeck.agent.tools import ToolFailure
 from flightdeck.llm import Message, ToolUseBlock
 
@@ -74,6 +75,15 @@ class TerminalStarted:
 
 
 @dataclass
+class CommandsChanged:
+    """The session's slash commands (MCP prompts) are to be sent to the client."""
+
+
+# what the pump delivers besides the engine's events
+Queued = p.Event | TerminalStarted | CommandsChanged
+
+
+@dataclass
 class TurnEnd:
     stop_reason: str
     error: p.ErrorInfo | None = None
@@ -85,7 +95,7 @@ class Bridge:
         self.id = session_id
         self.agent: AgentSession | None = None
         self.closers: list[Any] = []  # extension sets to close with the session
-        self._events: asyncio.Queue[tuple[p.Event | TerminalStarted, Any]] = asyncio.Queue()
+        self._events: asyncio.Queue[tuple[Queued, Any]] = asyncio.Queue()
         self._pump = asyncio.create_task(self._drain())
         self._turns: dict[str, asyncio.Future[TurnEnd]] = {}
         self._started: set[str] = set()
@@ -93,7 +103,7 @@ class Bridge:
         self._errors: dict[str, p.ErrorInfo] = {}
         self._announced: set[str] = set()
         self._rejected: set[str] = set()  # tool names rejected for the session
-        self._asking: set[asyncio.Task[None]] = set()
+        self._asking: set[asyncio.Task[None]] = set()  # also sign-in elicitations
         self._args: dict[str, dict[str, Any]] = {}  # call_id -> arguments, until its result
         self.diffs: Diffs | None = None
         self._terminals: set[str] = set()  # call ids shown with a client terminal
@@ -102,6 +112,16 @@ class Bridge:
     def on_terminal(self, command: str, terminal_id: str) -> None:
         """From the client-terminal Bash: embed the terminal in its call."""
         self._events.put_nowait((TerminalStarted(command, terminal_id), None))
+
+    def keep(self, task: asyncio.Task[None]) -> None:
+        """A request to the client that runs beside the queue; cancelled on close."""
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    def commands_changed(self) -> None:
+        """Send the MCP prompts as the client's slash commands, after what is
+        already queued (so after `session/new` has answered, in practice)."""
+        self._events.put_nowait((CommandsChanged(), None))
 
     def diffs_for(self, reader: Reader) -> Diffs:
         """Where this session's Write and Edit keep their changes."""
@@ -141,9 +161,13 @@ class Bridge:
             except Exception as exc:  # a client gone or a bad update: keep serving
                 print(f"flightdeck agent: acp: {type(exc).__name__}: {exc}", file=sys.stderr)
 
-    async def _deliver(self, event: p.Event | TerminalStarted, extra: Any) -> None:
+    async def _deliver(
+        self, event: p.Event | TerminalStarted | CommandsChanged, extra: Any
+    ) -> None:
         if isinstance(event, TerminalStarted):
             await self._on_terminal(event)
+        elif isinstance(event, CommandsChanged):
+            await announce_commands(self)
         elif isinstance(event, p.TextDeltaEvent):
             await self.send(update_agent_message_text(event.text))
         elif isinstance(event, p.ThinkingEvent):
@@ -171,43 +195,13 @@ class Bridge:
         elif isinstance(event, p.InfoEvent):
             print(f"flightdeck agent: {event.message}", file=sys.stderr)
         elif isinstance(event, p.McpAuthRequiredEvent):
-            await self._on_sign_in(event)
+            await show_sign_in(self, event)
         elif isinstance(event, p.StreamEndEvent):
             self._started.discard(event.msg_id)
             future = self._turns.pop(event.msg_id, None)
             if future is not None and not future.done():
                 error = self._errors.pop(event.msg_id, None)
                 future.set_result(TurnEnd(str(extra or "end_turn"), error))
-
-    async def _on_sign_in(self, event: p.McpAuthRequiredEvent) -> None:
-        """An MCP server's sign-in URL: an URL elicitation when the client can
-        show one (asked in a task: the answer only says the person was shown
-        it, and the queue must not wait for a person), else, or when the
-        client refuses the request, an agent message."""
-        text = f"MCP server {event.name} needs you to sign in: {event.url}"
-        print(f"flightdeck agent: {text}", file=sys.stderr)
-        if not self.url_elicitation:
-            await self.send(update_agent_message_text(text + "\n"))
-            return
-        task = asyncio.create_task(self._elicit(event, text))
-        self._asking.add(task)
-        task.add_done_callback(self._asking.discard)
-
-    async def _elicit(self, event: p.McpAuthRequiredEvent, text: str) -> None:
-        from acp.schema import ElicitationUrlSessionMode
-        from pydantic import AnyUrl
-
-        mode = ElicitationUrlSessionMode(
-            session_id=self.id,
-            elicitation_id=f"sign_in_{uuid.uuid4().hex[:12]}",
-            url=AnyUrl(event.url),
-        )
-        message = f"MCP server {event.name} needs you to sign in"
-        try:
-            await self.client.create_elicitation(message=message, mode=mode)
-        except Exception as exc:
-            print(f"flightdeck agent: acp: elicitation failed: {exc}", file=sys.stderr)
-            await self.send(update_agent_message_text(text + "\n"))
 
     async def _on_result(self, event: p.ToolResultEvent) -> None:
         status: ToolCallStatus = "completed" if event.status == "success" else "failed"

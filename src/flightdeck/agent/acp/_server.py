@@ -218,6 +218,7 @@ class FlightdeckAgent:
         from flightdeck.llm import warm
 
         warm(provider)
+        bridge.commands_changed()  # MCP prompts as slash commands
         self.sessions[session_id] = bridge
         return bridge
 

@@ -39,7 +39,9 @@ if TYPE_CHECKING:
         ElicitRequestParams,
         ElicitResult,
         ErrorData,
+        GetPromptResult,
         ListRootsResult,
+        Prompt,
         ReadResourceResult,
         Resource,
         ResourceTemplate,
@@ -82,6 +84,7 @@ class McpConnection:
         self._relisting: asyncio.Task[None] | None = None
         self._relist_again = False
         self.resources = False  # the server advertises `resources`
+        self.prompts: list[Prompt] = []  # listed at connect
 
     async def connect(self, timeout: float) -> list[RemoteTool]:
         """Connect and list the tools. Raises on failure or after `timeout` seconds."""
@@ -135,6 +138,9 @@ class McpConnection:
             log.info("MCP server %s: no resource templates: %s", self.config.name, describe(exc))
         return resources, templates
 
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
+        return await self._connected().get_prompt(name, arguments)
+
     async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self._connected().read_resource(uri)
 
@@ -164,6 +170,8 @@ class McpConnection:
                 tools = await _list_tools(client)
                 caps = client.session.server_capabilities
                 self.resources = caps is not None and caps.resources is not None
+                if caps is not None and caps.prompts is not None:
+                    self.prompts = await _list_prompts(client)
                 if not self._ready.done():
                     self._ready.set_result(tools)
                 listener = asyncio.create_task(self._listen(client))
@@ -314,6 +322,16 @@ async def _list_tools(client: Client, *, fresh: bool = False) -> list[RemoteTool
         cursor = page.next_cursor
         if not cursor:
             return tools
+
+
+async def _list_prompts(client: Client) -> list[Prompt]:
+    prompts: list[Prompt] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_prompts(cursor=cursor)
+        prompts.extend(page.prompts)
+        if not (cursor := page.next_cursor):
+            return prompts
 
 
 def describe(exc: BaseException) -> str:

@@ -37,6 +37,7 @@ class ServerStatus:
     tools: tuple[str, ...] = ()
     error: str | None = None
     code: str | None = None  # of a failed sign-in (`mcp.auth_*`)
+    prompts: tuple[str, ...] = ()  # slash command names, without the slash
 
 
 @dataclass
@@ -125,7 +126,10 @@ async def connect_servers(
         tools = [t for t in tools if t.name not in seen and not seen.add(t.name)]  # type: ignore[func-returns-value]
         manager.tools.extend(tools)
         names = tuple(t.name for t in tools)
+        from flightdeck.agent.mcp._prompts import commands_of
+
+        prompts = tuple(c.name for c in commands_of(conn))
         manager.statuses.append(
-            ServerStatus(server.name, server.transport, server.where, True, names)
+            ServerStatus(server.name, server.transport, server.where, True, names, prompts=prompts)
         )
     return manager
