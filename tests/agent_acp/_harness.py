@@ -76,6 +76,7 @@ class Client:
         self._pumps: list[asyncio.Task[None]] = []
         # URL elicitations asked of the person: (message, mode)
         self.elicitations: list[tuple[str, Any]] = []
+        self.elicitation_answer = "accept"  # or "decline", "cancel"
 
     def log(self, session_id: str) -> Log:
         return self.logs.setdefault(session_id, Log())
@@ -168,10 +169,19 @@ class Client:
             proc.kill()
 
     async def create_elicitation(self, message: str, mode: Any, **kw: Any) -> Any:
-        """The person is shown the URL (the test opens it) and accepts."""
-        from acp.schema import AcceptElicitationResponse
+        """The person is shown the URL (the test opens it) and accepts, or
+        answers `elicitation_answer`."""
+        from acp.schema import (
+            AcceptElicitationResponse,
+            CancelElicitationResponse,
+            DeclineElicitationResponse,
+        )
 
         self.elicitations.append((message, mode))
+        if self.elicitation_answer == "decline":
+            return DeclineElicitationResponse(action="decline")
+        if self.elicitation_answer == "cancel":
+            return CancelElicitationResponse(action="cancel")
         return AcceptElicitationResponse(action="accept")
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

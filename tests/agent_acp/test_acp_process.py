@@ -561,14 +561,13 @@ def _sign_in_session(agent: Agent, ws: Path, url: str, found: Callable[[], str |
 def test_an_oauth_servers_sign_in_url_reaches_the_client(
     agent: Agent, server: FakeLLMServer, ws: Path
 ) -> None:
-    """A client with `elicitation.url` is asked an URL elicitation; one
+    """A client with `elicitation.url` is asked an URL elicitation (declined:
+    the sign-in ends at once, the session opens without the server); one
     without gets the URL as an agent message. Either way, after the sign-in
     the server's tools serve the session."""
     server.add(Turn(tool_calls=[ToolCall("mcp__guarded__whoami", {})]), Turn(text="done"))
-    with_url = ClientCapabilities(elicitation=ElicitationCapabilities(url={}))
-    agent.call(
-        agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=with_url)
-    )
+    caps = ClientCapabilities(elicitation=ElicitationCapabilities(url={}))
+    agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps))
     client = agent.client
     try:
         with oauth_server() as url:
@@ -584,6 +583,17 @@ def test_an_oauth_servers_sign_in_url_reaches_the_client(
             result = server.requests[1]["messages"][-1]["content"][0]
             assert result["content"][0]["text"] == "signed in"
     finally:
+        agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+
+    client.elicitation_answer = "decline"
+    agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps))
+    try:
+        with oauth_server() as url:  # declined: the session opens at once, without it
+            servers = [HttpMcpServer(name="guarded", url=url, headers=[], type="http")]
+            declined = agent.call(agent.conn.new_session(cwd=str(ws), mcp_servers=servers))
+            assert client.elicitations[-1][1].session_id == declined.session_id
+    finally:
+        client.elicitation_answer = "accept"
         agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
 
     asked_before = len(client.elicitations)

@@ -88,6 +88,8 @@ class AgentSession:
         self.extra_mcp: list[Any] = []
         # MCP servers' prompts as slash commands, by name (`_mcp_session.follow`)
         self.mcp_prompts: dict[str, Any] = {}
+        # sign-in URL -> how to end that MCP sign-in when the person declines it
+        self.sign_in_refusals: dict[str, Callable[[str], None]] = {}
         # the msg_id of the running turn (Spawn labels sub-agent events with it)
         self.current_msg_id: str | None = None
         # the running turn's state (Spawn adds its sub-agents' usage to it)

@@ -60,7 +60,12 @@ async def _elicit(bridge: Bridge, event: p.McpAuthRequiredEvent, text: str) -> N
     )
     message = f"MCP server {event.name} needs you to sign in"
     try:
-        await bridge.client.create_elicitation(message=message, mode=mode)
+        answer = await bridge.client.create_elicitation(message=message, mode=mode)
     except Exception as exc:
         print(f"flightdeck agent: acp: elicitation failed: {exc}", file=sys.stderr)
         await bridge.send(update_agent_message_text(text + "\n"))
+        return
+    # declined or cancelled: end the sign-in now rather than at its timeout
+    refuse = bridge.agent.sign_in_refusals.pop(event.url, None) if bridge.agent else None
+    if answer.action != "accept" and refuse is not None:
+        refuse(f"in the client ({answer.action})")

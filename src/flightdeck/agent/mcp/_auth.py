@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     import httpx2
     from mcp.shared.auth import AuthorizationCodeResult
 
-# (server name, sign-in URL): tell a person to open the URL.
-SignIn = Callable[[str, str], None]
+# (server name, sign-in URL, refuse): tell a person to open the URL; call
+# `refuse(who)` if they decline where it was shown (it ends the sign-in).
+SignIn = Callable[[str, str, Callable[[str], None]], None]
 
 
 class _QuietFlowErrors(logging.Filter):
@@ -112,7 +113,7 @@ class SignInFlow:
             raise
         self.waiting = True
         self.signed_in.clear()
-        self.sign_in(name, url)
+        self.sign_in(name, url, self._callback.refuse)
 
     async def _receive(self) -> AuthorizationCodeResult:
         from mcp.shared.auth import AuthorizationCodeResult

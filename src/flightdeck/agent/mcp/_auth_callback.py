@@ -87,6 +87,17 @@ class Callback:
         finally:
             await self.close()
 
+    def refuse(self, who: str) -> None:
+        """The person declined where the URL was shown: the sign-in ends now."""
+        if self._result is not None and not self._result.done():
+            self._result.set_exception(
+                SignInError(
+                    "mcp.auth_refused",
+                    f"MCP server {self.server}: the sign-in was declined {who}",
+                    "accept the sign-in request when it is shown",
+                )
+            )
+
     async def close(self) -> None:
         listener, self._listener = self._listener, None
         if listener is not None:
