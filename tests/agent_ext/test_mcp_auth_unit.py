@@ -123,3 +123,11 @@ def test_the_terminal_chat_passes_mcp_prompt_commands_on() -> None:
     assert not is_command("/mcp__live__review a.py", agent)
     assert is_command("/help", agent) and is_command("/mcp__live__other", agent)
     assert not is_command("//not a command", agent)
+
+
+def test_a_data_dir_that_cannot_hold_the_file_is_an_error_with_a_code(fd_home: Path) -> None:
+    (fd_home / "data").write_text("not a folder")
+    store = TokenFile("http://127.0.0.1:1/mcp")  # unreadable: as if absent
+    with pytest.raises(SignInError) as caught:
+        asyncio.run(store.set_tokens(OAuthToken(access_token="secret")))
+    assert caught.value.code == "mcp.auth_store" and "FLIGHTDECK_HOME" in str(caught.value)

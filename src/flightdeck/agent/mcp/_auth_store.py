@@ -105,6 +105,18 @@ class TokenFile:
         return data
 
     def _write(self) -> None:
+        try:
+            self._replace()
+        except OSError as exc:
+            from flightdeck.agent.mcp._auth_callback import SignInError
+
+            raise SignInError(
+                "mcp.auth_store",
+                f"cannot keep the MCP sign-in in {self.path}: {exc.strerror or exc}",
+                "check that the data directory (FLIGHTDECK_HOME) is a writable folder",
+            ) from None
+
+    def _replace(self) -> None:
         self._data["server_url"] = self.server_url
         folder = self.path.parent
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -184,7 +184,8 @@ class McpConnection:
         except BaseException as exc:  # reported through the future
             if not self._ready.done():
                 # The transport may wrap what the sign-in raised: report that.
-                failed = self._flow.error if self._flow is not None else None
+                failed: ConnectionError | None = self._flow.error if self._flow else None
+                failed = failed or _sign_in_error(exc)
                 self._ready.set_exception(failed or ConnectionError(describe(exc)))
             elif not self._closing.is_set():
                 log.warning("MCP server %s disconnected: %s", self.config.name, describe(exc))
@@ -332,6 +333,15 @@ async def _list_prompts(client: Client) -> list[Prompt]:
         prompts.extend(page.prompts)
         if not (cursor := page.next_cursor):
             return prompts
+
+
+def _sign_in_error(exc: BaseException) -> ConnectionError | None:
+    """A coded sign-in failure inside the groups task groups raise, if any."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, ConnectionError) and hasattr(exc, "code"):
+        return exc
+    return None
 
 
 def describe(exc: BaseException) -> str:
