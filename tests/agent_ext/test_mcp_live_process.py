@@ -233,10 +233,18 @@ def test_a_prompt_is_a_slash_command(server: FakeLLMServer, tmp_path: Path) -> N
     """`/mcp__live__review PATH FOCUS...` sends the prompt's text instead of
     the command (the last argument takes the rest of the line); a missing
     required argument is a `protocol_error` and the model is not called;
-    other text starting with `/` is sent as typed."""
+    other text starting with `/` is sent as typed. A prompt the server adds
+    later (`prompts/list_changed`) becomes a command."""
     ws = make_ws(tmp_path / "ws", live_toml())
-    server.add(Turn(text="Reviewed."), Turn(text="Sent as typed."))
-    with anthropic(server, ws) as agent:
+    server.add(
+        Turn(text="Reviewed."),
+        Turn(text="Sent as typed."),
+        Turn(text="Not a command yet."),
+        Turn(tool_calls=[ToolCall("mcp__live__add_prompt", {}, id="a1")]),
+        Turn(text="Added."),
+        Turn(text="Summarised."),
+    )
+    with anthropic(server, ws, "--auto-approve") as agent:
         ready = agent.next()
         assert ready["capabilities"]["mcp_servers"]["live"]["prompts"] == ["mcp__live__review"]
         agent.send(msg("m1", "/mcp__live__review src/app.py error handling"))
@@ -249,7 +257,18 @@ def test_a_prompt_is_a_slash_command(server: FakeLLMServer, tmp_path: Path) -> N
         assert "<path> [focus]" in error["error"]["message"]
         agent.send(msg("m3", "/etc/hosts is a path"))
         agent.until("stream_end")
-    assert len(server.requests) == 2
+        # a server that adds a prompt: it is a command from then on
+        agent.send(msg("m4", "/mcp__live__summary"))
+        assert of_type(agent.until("stream_end"), "text_delta")
+        agent.send(msg("m5", "add a prompt"))
+        events = agent.until("stream_end")
+        while not any("prompts changed" in e.get("message", "") for e in of_type(events, "info")):
+            events.append(agent.next())
+        agent.send(msg("m6", "/mcp__live__summary"))
+        agent.until("stream_end")
+    assert len(server.requests) == 6
+    assert "/mcp__live__summary" in json.dumps(server.requests[2]["messages"][-1]["content"])
+    assert "Please summarise" in json.dumps(server.requests[5]["messages"][-1]["content"])
     first = server.requests[0]["messages"][-1]["content"]
     texts = [b["text"] for b in first] if isinstance(first, list) else [first]
     assert texts[-1] == "Please review src/app.py with a focus on error handling"

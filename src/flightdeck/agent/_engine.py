@@ -88,6 +88,7 @@ class AgentSession:
         self.extra_mcp: list[Any] = []
         # MCP servers' prompts as slash commands, by name (`_mcp_session.follow`)
         self.mcp_prompts: dict[str, Any] = {}
+        self.on_commands_changed: Callable[[], None] | None = None  # ACP re-announces them
         # sign-in URL -> how to end that MCP sign-in when the person declines it
         self.sign_in_refusals: dict[str, Callable[[str], None]] = {}
         # the msg_id of the running turn (Spawn labels sub-agent events with it)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mcp_types import ElicitRequestParams, ElicitResult
 
     from flightdeck.agent.mcp import McpManager, McpTool
+    from flightdeck.agent.mcp._connection import McpConnection
 
 log = logging.getLogger("flightdeck.agent.mcp")
 
@@ -51,9 +52,20 @@ def follow(session: AgentSession, manager: McpManager) -> None:
     async def elicit(server: str, params: ElicitRequestParams) -> ElicitResult:
         return await ask(session, server, params)
 
-    manager.follow(changed, elicit)
     from flightdeck.agent.mcp._prompts import commands_of
 
+    def prompts_changed(conn: McpConnection) -> None:
+        for name in [n for n, c in session.mcp_prompts.items() if c.connection is conn]:
+            del session.mcp_prompts[name]
+        added = [
+            c.name for c in commands_of(conn) if session.mcp_prompts.setdefault(c.name, c) is c
+        ]
+        message = f"MCP server {conn.config.name}: prompts changed: {', '.join(added) or '(none)'}"
+        session.emit(p.InfoEvent(msg_id=None, message=message))
+        if session.on_commands_changed is not None:
+            session.on_commands_changed()
+
+    manager.follow(changed, elicit, prompts_changed)
     for conn in manager.connections:
         for command in commands_of(conn):
             session.mcp_prompts.setdefault(command.name, command)

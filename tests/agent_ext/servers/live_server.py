@@ -16,6 +16,7 @@ from typing import Annotated
 
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve
 from mcp_types import ListRootsResult
 from pydantic import BaseModel
@@ -92,6 +93,21 @@ def dot() -> bytes:
 @server.resource("live://notes/{name}", name="note")
 def note(name: str) -> str:
     return f"note {name}"
+
+
+def summary() -> str:
+    """Summarise the conversation (offered after `add_prompt`)."""
+    return "Please summarise"
+
+
+@server.tool()
+async def add_prompt(ctx: Context) -> str:
+    """Offer the `summary` prompt and tell the client the prompts changed."""
+    server.add_prompt(Prompt.from_function(summary))
+    await ctx.notify_prompts_changed()
+    with contextlib.suppress(Exception):
+        await ctx.request_context.session.send_prompt_list_changed()
+    return "added"
 
 
 @server.prompt()

@@ -219,6 +219,7 @@ class FlightdeckAgent:
 
         warm(provider)
         bridge.commands_changed()  # MCP prompts as slash commands
+        agent.on_commands_changed = bridge.commands_changed
         self.sessions[session_id] = bridge
         return bridge
 

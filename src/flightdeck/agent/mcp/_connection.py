@@ -84,7 +84,9 @@ class McpConnection:
         self._relisting: asyncio.Task[None] | None = None
         self._relist_again = False
         self.resources = False  # the server advertises `resources`
-        self.prompts: list[Prompt] = []  # listed at connect
+        self.prompts: list[Prompt] = []  # listed at connect, again when they change
+        self.on_prompts_changed: Callable[[McpConnection], None] | None = None
+        self._prompt_listings: set[asyncio.Task[None]] = set()
 
     async def connect(self, timeout: float) -> list[RemoteTool]:
         """Connect and list the tools. Raises on failure or after `timeout` seconds."""
@@ -195,35 +197,66 @@ class McpConnection:
             self._client = None
             if self._relisting is not None:
                 self._relisting.cancel()
+            for listing in list(self._prompt_listings):
+                listing.cancel()
             if self._flow is not None:
                 await self._flow.close()
 
     # ---- what the server starts -------------------------------------------------
 
     async def _listen(self, client: Client) -> None:
-        """On a 2026-07-28 connection a server tells of changed tools only to a
-        `subscriptions/listen` stream; older ones notify (see `_on_message`)."""
+        """On a 2026-07-28 connection a server tells of changed tools and
+        prompts only to a `subscriptions/listen` stream; older ones notify
+        (see `_on_message`)."""
         caps = client.session.server_capabilities
-        if caps is None or caps.tools is None or not caps.tools.list_changed:
+        tools = caps is not None and caps.tools is not None and bool(caps.tools.list_changed)
+        prompts = caps is not None and caps.prompts is not None and bool(caps.prompts.list_changed)
+        if not (tools or prompts):
             return
-        from mcp.client.subscriptions import ListenNotSupportedError
+        from mcp.client.subscriptions import ListenNotSupportedError, PromptsListChanged
 
         try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self._tools_changed()
+            async with client.listen(
+                tools_list_changed=tools, prompts_list_changed=prompts
+            ) as subscription:
+                async for event in subscription:
+                    if isinstance(event, PromptsListChanged):
+                        self._prompts_changed()
+                    else:
+                        self._tools_changed()
         except ListenNotSupportedError:
             return  # an older protocol: the notification comes on its own
         except Exception as exc:  # the subscription is a nicety, not the connection
-            log.info("MCP server %s: no tool change events: %s", self.config.name, describe(exc))
+            log.info("MCP server %s: no change events: %s", self.config.name, describe(exc))
 
     async def _on_message(self, message: IncomingMessage) -> None:
-        from mcp_types import ToolListChangedNotification
+        from mcp_types import PromptListChangedNotification, ToolListChangedNotification
 
+        # Listed in a task: awaiting a request here would block the loop
+        # that reads its answer.
         if isinstance(message, ToolListChangedNotification):
-            # Listed in a task: awaiting a request here would block the
-            # loop that reads its answer.
             self._tools_changed()
+        elif isinstance(message, PromptListChangedNotification):
+            self._prompts_changed()
+
+    def _prompts_changed(self) -> None:
+        task = asyncio.create_task(self._relist_prompts(), name=f"mcp:{self.config.name}:prompts")
+        self._prompt_listings.add(task)
+        task.add_done_callback(self._prompt_listings.discard)
+
+    async def _relist_prompts(self) -> None:
+        client = self._client
+        if client is None or self._closing.is_set():
+            return
+        try:
+            self.prompts = await _list_prompts(client, fresh=True)
+        except Exception as exc:  # keep the prompts we had
+            log.warning(
+                "MCP server %s: listing prompts failed: %s", self.config.name, describe(exc)
+            )
+            return
+        if self.on_prompts_changed is not None:
+            self.on_prompts_changed(self)
 
     def _tools_changed(self) -> None:
         if self._relisting is not None and not self._relisting.done():
@@ -325,11 +358,11 @@ async def _list_tools(client: Client, *, fresh: bool = False) -> list[RemoteTool
             return tools
 
 
-async def _list_prompts(client: Client) -> list[Prompt]:
+async def _list_prompts(client: Client, *, fresh: bool = False) -> list[Prompt]:
     prompts: list[Prompt] = []
     cursor: str | None = None
     while True:
-        page = await client.list_prompts(cursor=cursor)
+        page = await client.list_prompts(cursor=cursor, cache_mode="refresh" if fresh else "use")
         prompts.extend(page.prompts)
         if not (cursor := page.next_cursor):
             return prompts

@@ -52,12 +52,18 @@ class McpManager:
     def available(self) -> bool:
         return bool(self.tools)
 
-    def follow(self, on_tools_changed: ToolsChanged, elicit: Elicit | None = None) -> None:
-        """Hear of every server's tool changes, and answer its elicitations
-        with `elicit` (without one they are declined)."""
+    def follow(
+        self,
+        on_tools_changed: ToolsChanged,
+        elicit: Elicit | None = None,
+        on_prompts_changed: Callable[[McpConnection], None] | None = None,
+    ) -> None:
+        """Hear of every server's tool (and prompt) changes, and answer its
+        elicitations with `elicit` (without one they are declined)."""
         for conn in self.connections:
             conn.on_tools_changed = lambda c, remote: self._replace(c, remote, on_tools_changed)
             conn.elicit = elicit
+            conn.on_prompts_changed = on_prompts_changed
 
     def _replace(self, conn: McpConnection, remote: list[RemoteTool], tell: ToolsChanged) -> None:
         old = [t for t in self.tools if t.connection is conn]
