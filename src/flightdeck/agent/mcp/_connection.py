@@ -124,7 +124,7 @@ class McpConnection:
         resources: list[Resource] = []
         cursor: str | None = None
         while True:
-            page = await client.list_resources(cursor=cursor)
+            page = await client.list_resources(cursor=cursor, cache_mode="refresh")
             resources.extend(page.resources)
             if not (cursor := page.next_cursor):
                 break
@@ -132,7 +132,7 @@ class McpConnection:
         cursor = None
         try:
             while True:
-                listed = await client.list_resource_templates(cursor=cursor)
+                listed = await client.list_resource_templates(cursor=cursor, cache_mode="refresh")
                 templates.extend(listed.resource_templates)
                 if not (cursor := listed.next_cursor):
                     break
