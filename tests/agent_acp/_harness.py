@@ -77,6 +77,7 @@ class Client:
         # URL elicitations asked of the person: (message, mode)
         self.elicitations: list[tuple[str, Any]] = []
         self.elicitation_answer = "accept"  # or "decline", "cancel"
+        self.completed: list[str] = []  # elicitation ids the agent said are complete
 
     def log(self, session_id: str) -> Log:
         return self.logs.setdefault(session_id, Log())
@@ -183,6 +184,9 @@ class Client:
         if self.elicitation_answer == "cancel":
             return CancelElicitationResponse(action="cancel")
         return AcceptElicitationResponse(action="accept")
+
+    async def complete_elicitation(self, elicitation_id: str, **kw: Any) -> None:
+        self.completed.append(elicitation_id)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)

@@ -9,6 +9,7 @@ import asyncio
 import base64
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -541,8 +542,6 @@ def test_sigterm_ends_a_running_turn_and_the_process_cleanly(
 def _sign_in_session(agent: Agent, ws: Path, url: str, found: Callable[[], str | None]) -> str:
     """Open a session with an OAuth-guarded server; while `session/new`
     waits, play the browser with the URL `found` reads off the client."""
-    import time
-
     import httpx2
 
     servers = [HttpMcpServer(name="guarded", url=url, headers=[], type="http")]
@@ -561,7 +560,8 @@ def _sign_in_session(agent: Agent, ws: Path, url: str, found: Callable[[], str |
 def test_an_oauth_servers_sign_in_url_reaches_the_client(
     agent: Agent, server: FakeLLMServer, ws: Path
 ) -> None:
-    """A client with `elicitation.url` is asked an URL elicitation (declined:
+    """A client with `elicitation.url` is asked an URL elicitation, completed
+    (`elicitation/complete`) when the browser came back (declined:
     the sign-in ends at once, the session opens without the server); one
     without gets the URL as an agent message. Either way, after the sign-in
     the server's tools serve the session."""
@@ -578,6 +578,10 @@ def test_an_oauth_servers_sign_in_url_reaches_the_client(
             sid = _sign_in_session(agent, ws, url, asked)
             message, mode = client.elicitations[-1]
             assert "guarded" in message and mode.session_id == sid
+            deadline = time.monotonic() + 10
+            while mode.elicitation_id not in client.completed:  # the browser came back
+                assert time.monotonic() < deadline, client.completed
+                time.sleep(0.05)
             agent.call(agent.conn.set_session_mode(session_id=sid, mode_id="yolo"))
             assert prompt(agent, sid, text("who")) == "end_turn"
             result = server.requests[1]["messages"][-1]["content"][0]
@@ -616,8 +620,6 @@ def test_mcp_prompts_are_the_sessions_slash_commands(
 ) -> None:
     """An `available_commands_update` lists the session's MCP prompts with
     their argument hint; a prompt starting with one sends the prompt's text."""
-    import time
-
     live = McpServerStdio(
         name="live", command=sys.executable, args=[str(SERVERS / "live_server.py")], env=[]
     )

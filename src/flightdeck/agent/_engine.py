@@ -89,8 +89,8 @@ class AgentSession:
         # MCP servers' prompts as slash commands, by name (`_mcp_session.follow`)
         self.mcp_prompts: dict[str, Any] = {}
         self.on_commands_changed: Callable[[], None] | None = None  # ACP re-announces them
-        # sign-in URL -> how to end that MCP sign-in when the person declines it
-        self.sign_in_refusals: dict[str, Callable[[str], None]] = {}
+        # MCP sign-in URL -> its loopback callback (`refuse`, `ended`), for ACP
+        self.sign_ins: dict[str, Any] = {}
         # the msg_id of the running turn (Spawn labels sub-agent events with it)
         self.current_msg_id: str | None = None
         # the running turn's state (Spawn adds its sub-agents' usage to it)

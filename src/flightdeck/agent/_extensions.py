@@ -10,7 +10,7 @@ here is imported, and no MCP SDK is loaded, unless the agent starts.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from flightdeck.agent._manifest_tools import ManifestTools
     from flightdeck.agent.mcp import McpManager
     from flightdeck.agent.mcp._auth import SignIn
+    from flightdeck.agent.mcp._auth_callback import Callback
     from flightdeck.audit import AuditSink
 
 
@@ -149,8 +150,8 @@ def sign_in_through(session: AgentSession) -> SignIn:
     """Show a sign-in URL to the session's host: a `mcp_auth_required` event
     (over ACP the bridge turns it into what the client can show)."""
 
-    def sign_in(server: str, url: str, refuse: Callable[[str], None]) -> None:
-        session.sign_in_refusals[url] = refuse  # an ACP client may decline it
+    def sign_in(server: str, url: str, callback: Callback) -> None:
+        session.sign_ins[url] = callback  # an ACP client may decline it, or hear it ended
         session.emit(p.McpAuthRequiredEvent(name=server, url=url))
 
     return sign_in

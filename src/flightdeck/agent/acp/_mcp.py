@@ -65,7 +65,14 @@ async def _elicit(bridge: Bridge, event: p.McpAuthRequiredEvent, text: str) -> N
         print(f"flightdeck agent: acp: elicitation failed: {exc}", file=sys.stderr)
         await bridge.send(update_agent_message_text(text + "\n"))
         return
-    # declined or cancelled: end the sign-in now rather than at its timeout
-    refuse = bridge.agent.sign_in_refusals.pop(event.url, None) if bridge.agent else None
-    if answer.action != "accept" and refuse is not None:
-        refuse(f"in the client ({answer.action})")
+    callback = bridge.agent.sign_ins.pop(event.url, None) if bridge.agent else None
+    if callback is None:
+        return
+    if answer.action != "accept":  # end the sign-in now rather than at its timeout
+        callback.refuse(f"in the client ({answer.action})")
+        return
+    await callback.ended.wait()  # the browser came back: the client may close its view
+    try:
+        await bridge.client.complete_elicitation(elicitation_id=mode.elicitation_id)
+    except Exception as exc:  # a courtesy; the sign-in goes on without it
+        print(f"flightdeck agent: acp: elicitation/complete failed: {exc}", file=sys.stderr)

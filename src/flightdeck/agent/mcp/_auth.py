@@ -28,9 +28,10 @@ if TYPE_CHECKING:
     import httpx2
     from mcp.shared.auth import AuthorizationCodeResult
 
-# (server name, sign-in URL, refuse): tell a person to open the URL; call
-# `refuse(who)` if they decline where it was shown (it ends the sign-in).
-SignIn = Callable[[str, str, Callable[[str], None]], None]
+# (server name, sign-in URL, its callback): tell a person to open the URL.
+# The callback's `refuse(who)` ends the sign-in when they decline where it
+# was shown; its `ended` event is set when the browser came back.
+SignIn = Callable[[str, str, Callback], None]
 
 
 class _QuietFlowErrors(logging.Filter):
@@ -113,7 +114,7 @@ class SignInFlow:
             raise
         self.waiting = True
         self.signed_in.clear()
-        self.sign_in(name, url, self._callback.refuse)
+        self.sign_in(name, url, self._callback)
 
     async def _receive(self) -> AuthorizationCodeResult:
         from mcp.shared.auth import AuthorizationCodeResult

@@ -58,10 +58,13 @@ class Callback:
         self._state = ""
         self._result: asyncio.Future[tuple[str, str, str | None]] | None = None
         self._listener: asyncio.Server | None = None
+        self.ended = asyncio.Event()  # the redirect came (or the sign-in failed)
 
     async def start(self, state: str) -> None:
         self._state = state
         self._result = asyncio.get_running_loop().create_future()
+        self._result.add_done_callback(lambda _: self.ended.set())
+        self.ended.clear()
         try:
             self._listener = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
         except OSError as exc:
