@@ -74,6 +74,10 @@ class Client:
         self.terminals: dict[str, tuple[list[str], asyncio.subprocess.Process, bytearray]] = {}
         self.terminal_calls: list[tuple[str, str]] = []
         self._pumps: list[asyncio.Task[None]] = []
+        # URL elicitations asked of the person: (message, mode)
+        self.elicitations: list[tuple[str, Any]] = []
+        self.elicitation_answer = "accept"  # or "decline", "cancel"
+        self.completed: list[str] = []  # elicitation ids the agent said are complete
 
     def log(self, session_id: str) -> Log:
         return self.logs.setdefault(session_id, Log())
@@ -165,6 +169,25 @@ class Client:
         if proc.returncode is None:
             proc.kill()
 
+    async def create_elicitation(self, message: str, mode: Any, **kw: Any) -> Any:
+        """The person is shown the URL (the test opens it) and accepts, or
+        answers `elicitation_answer`."""
+        from acp.schema import (
+            AcceptElicitationResponse,
+            CancelElicitationResponse,
+            DeclineElicitationResponse,
+        )
+
+        self.elicitations.append((message, mode))
+        if self.elicitation_answer == "decline":
+            return DeclineElicitationResponse(action="decline")
+        if self.elicitation_answer == "cancel":
+            return CancelElicitationResponse(action="cancel")
+        return AcceptElicitationResponse(action="accept")
+
+    async def complete_elicitation(self, elicitation_id: str, **kw: Any) -> None:
+        self.completed.append(elicitation_id)
+
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
 
@@ -189,6 +212,7 @@ def spawn(
         *args,
         env=full_env,
         observers=[client.observe],
+        use_unstable_protocol=True,  # URL elicitations (MCP sign-in) are still unstable
     )
 
 

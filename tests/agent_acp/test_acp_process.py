@@ -9,7 +9,8 @@ import asyncio
 import base64
 import signal
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,16 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     ClientCapabilities,
+    ElicitationCapabilities,
     EnvVariable,
     FileSystemCapabilities,
+    HttpMcpServer,
     McpServerStdio,
 )
 
 from flightdeck.guard import bwrap_path
 from tests.agent_acp._harness import Agent, Client, run, separate, spawn, workspace
-from tests.agent_ext._common import NOTES_SERVER, SERVERS
+from tests.agent_ext._common import NOTES_SERVER, SERVERS, authorize, oauth_server
 from tests.fakes import FakeLLMServer, ToolCall, Turn
 
 KEY = {"ANTHROPIC_API_KEY": "test"}
@@ -536,3 +539,103 @@ def test_sigterm_ends_a_running_turn_and_the_process_cleanly(
             await asyncio.gather(running, return_exceptions=True)
 
     run(go)
+
+
+def _sign_in_session(agent: Agent, ws: Path, url: str, found: Callable[[], str | None]) -> str:
+    """Open a session with an OAuth-guarded server; while `session/new`
+    waits, play the browser with the URL `found` reads off the client."""
+    import httpx2
+
+    servers = [HttpMcpServer(name="guarded", url=url, headers=[], type="http")]
+    pending = asyncio.run_coroutine_threadsafe(
+        asyncio.wait_for(agent.conn.new_session(cwd=str(ws), mcp_servers=servers), 60), agent.loop
+    )
+    deadline = time.monotonic() + 30
+    while (sign_in := found()) is None:
+        assert time.monotonic() < deadline, "no sign-in URL reached the client"
+        assert not pending.done(), pending.result()
+        time.sleep(0.05)
+    assert httpx2.get(authorize(sign_in), timeout=10).status_code == 200
+    return str(pending.result(60).session_id)
+
+
+def test_an_oauth_servers_sign_in_url_reaches_the_client(
+    agent: Agent, server: FakeLLMServer, ws: Path
+) -> None:
+    """A client with `elicitation.url` is asked an URL elicitation, completed
+    (`elicitation/complete`) when the browser came back (declined:
+    the sign-in ends at once, the session opens without the server); one
+    without gets the URL as an agent message. Either way, after the sign-in
+    the server's tools serve the session."""
+    server.add(Turn(tool_calls=[ToolCall("mcp__guarded__whoami", {})]), Turn(text="done"))
+    caps = ClientCapabilities(elicitation=ElicitationCapabilities(url={}))
+    agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps))
+    client = agent.client
+    try:
+        with oauth_server() as url:
+
+            def asked() -> str | None:
+                return str(client.elicitations[-1][1].url) if client.elicitations else None
+
+            sid = _sign_in_session(agent, ws, url, asked)
+            message, mode = client.elicitations[-1]
+            assert "guarded" in message and mode.session_id == sid
+            deadline = time.monotonic() + 10
+            while mode.elicitation_id not in client.completed:  # the browser came back
+                assert time.monotonic() < deadline, client.completed
+                time.sleep(0.05)
+            agent.call(agent.conn.set_session_mode(session_id=sid, mode_id="yolo"))
+            assert prompt(agent, sid, text("who")) == "end_turn"
+            result = server.requests[1]["messages"][-1]["content"][0]
+            assert result["content"][0]["text"] == "signed in"
+    finally:
+        agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+
+    client.elicitation_answer = "decline"
+    agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps))
+    try:
+        with oauth_server() as url:  # declined: the session opens at once, without it
+            servers = [HttpMcpServer(name="guarded", url=url, headers=[], type="http")]
+            declined = agent.call(agent.conn.new_session(cwd=str(ws), mcp_servers=servers))
+            assert client.elicitations[-1][1].session_id == declined.session_id
+    finally:
+        client.elicitation_answer = "accept"
+        agent.call(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+
+    asked_before = len(client.elicitations)
+    with oauth_server() as url:
+
+        def told() -> str | None:
+            for log in list(client.logs.values()):
+                for chunk in log.text().split():
+                    if chunk.startswith(url.removesuffix("/mcp")):
+                        return chunk
+            return None
+
+        sid = _sign_in_session(agent, ws, url, told)
+        assert len(client.elicitations) == asked_before
+        assert "needs you to sign in" in client.log(sid).text()
+
+
+def test_mcp_prompts_are_the_sessions_slash_commands(
+    agent: Agent, server: FakeLLMServer, ws: Path
+) -> None:
+    """An `available_commands_update` lists the session's MCP prompts with
+    their argument hint; a prompt starting with one sends the prompt's text."""
+    live = McpServerStdio(
+        name="live", command=sys.executable, args=[str(SERVERS / "live_server.py")], env=[]
+    )
+    server.add(Turn(text="reviewed"))
+    sid = new(agent, ws, [live])
+    log = agent.client.log(sid)
+    deadline = time.monotonic() + 10
+    while "available_commands_update" not in log.kinds():
+        assert time.monotonic() < deadline, log.kinds()
+        time.sleep(0.05)
+    [update] = [u for u in log.updates if u.session_update == "available_commands_update"]
+    [command] = update.available_commands
+    assert command.name == "mcp__live__review"
+    assert command.description == "Ask for a review of one file."
+    assert command.input is not None and command.input.root.hint == "<path> [focus]"
+    assert prompt(agent, sid, text("/mcp__live__review a.py")) == "end_turn"
+    assert "Please review a.py" in str(server.requests[0]["messages"][-1]["content"])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,35 @@ from tests.fakes import FakeLLMServer
 KEY = {"ANTHROPIC_API_KEY": "test"}
 SERVERS = Path(__file__).resolve().parent / "servers"
 NOTES_SERVER = SERVERS / "notes_server.py"
+OAUTH_SERVER = SERVERS / "oauth_server.py"
+
+
+@contextmanager
+def oauth_server() -> Iterator[str]:
+    """The MCP endpoint URL of a fresh OAuth-guarded loopback server."""
+    proc = subprocess.Popen([sys.executable, str(OAUTH_SERVER)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().strip()
+        assert base.startswith("http://127.0.0.1:"), base
+        yield f"{base}/mcp"
+    finally:
+        proc.kill()  # open event streams of agents still running would hold up a shutdown
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def authorize(sign_in_url: str) -> str:
+    """Open a sign-in URL as a browser would: the redirect to the agent's callback
+    (the test authorization server approves at once)."""
+    import httpx2
+
+    answer = httpx2.get(sign_in_url, timeout=10)
+    assert answer.status_code in (302, 303, 307), answer.text
+    location = str(answer.headers["location"])
+    assert location.startswith("http://127.0.0.1:")
+    return location
 
 
 def stdio_server_toml(name: str = "notes") -> str:

@@ -4,6 +4,7 @@ stdio: a changed tool list, progress of a call, elicitation."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,3 +180,97 @@ def test_an_unanswered_elicitation_is_withdrawn_by_stop_and_declined_when_input_
         ["cancel", "decline"],  # asked inside the call (2026-07-28): cancelled with it
         ["decline", "decline"],  # asked as a request of its own: declined
     )
+
+
+def test_roots_are_the_session_workspace(server: FakeLLMServer, tmp_path: Path) -> None:
+    """A server asking for the client's roots gets the workspace, and only it."""
+    ws = make_ws(tmp_path / "my ws", live_toml())
+    server.add(Turn(tool_calls=[ToolCall("mcp__live__roots", {}, id="r1")]), Turn(text="Listed."))
+    with anthropic(server, ws, "--auto-approve") as agent:
+        assert agent.next()["type"] == "ready"
+        agent.send(msg("m1", "roots"))
+        result = of_type(agent.until("stream_end"), "tool_result")[0]
+    assert result["status"] == "success", result
+    assert result["output"] == f"my ws {ws.resolve().as_uri()}"
+
+
+def test_resources_are_listed_and_read_through_one_tool(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    """`mcp__live__resources`: no `uri` lists resources and templates; a text
+    resource is its text, a template's instance resolves, a lone image is an
+    image result, an unknown URI is an error result."""
+    ws = make_ws(tmp_path / "ws", live_toml())
+    server.add(
+        Turn(
+            tool_calls=[
+                ToolCall("mcp__live__resources", {}, id="l1"),
+                ToolCall("mcp__live__resources", {"uri": "live://readme"}, id="r1"),
+                ToolCall("mcp__live__resources", {"uri": "live://notes/x"}, id="r2"),
+                ToolCall("mcp__live__resources", {"uri": "live://dot"}, id="r3"),
+                ToolCall("mcp__live__resources", {"uri": "live://nothing"}, id="r4"),
+            ]
+        ),
+        Turn(text="Read."),
+    )
+    with anthropic(server, ws, "--auto-approve") as agent:
+        ready = agent.next()
+        assert "mcp__live__resources" in ready["capabilities"]["mcp_servers"]["live"]["tools"]
+        agent.send(msg("m1", "resources"))
+        results = {e["call_id"]: e for e in of_type(agent.until("stream_end"), "tool_result")}
+    listing = results["l1"]["output"].splitlines()
+    assert "live://readme readme (text/plain) About this server" in listing
+    assert "live://notes/{name} (template) note" in listing
+    assert results["r1"]["output"] == "the live server's readme"
+    assert results["r2"]["output"] == "note x"
+    assert results["r3"]["output_type"] == "image"
+    assert results["r4"]["status"] == "error"
+    offered = {t["name"]: t for t in server.requests[0]["tools"]}
+    assert offered["mcp__live__resources"]["input_schema"]["properties"]["uri"]["type"] == "string"
+
+
+def test_a_prompt_is_a_slash_command(server: FakeLLMServer, tmp_path: Path) -> None:
+    """`/mcp__live__review PATH FOCUS...` sends the prompt's text instead of
+    the command (the last argument takes the rest of the line); a missing
+    required argument is a `protocol_error` and the model is not called;
+    other text starting with `/` is sent as typed. A prompt the server adds
+    later (`prompts/list_changed`) becomes a command."""
+    ws = make_ws(tmp_path / "ws", live_toml())
+    server.add(
+        Turn(text="Reviewed."),
+        Turn(text="Sent as typed."),
+        Turn(text="Not a command yet."),
+        Turn(tool_calls=[ToolCall("mcp__live__add_prompt", {}, id="a1")]),
+        Turn(text="Added."),
+        Turn(text="Summarised."),
+    )
+    with anthropic(server, ws, "--auto-approve") as agent:
+        ready = agent.next()
+        assert ready["capabilities"]["mcp_servers"]["live"]["prompts"] == ["mcp__live__review"]
+        agent.send(msg("m1", "/mcp__live__review src/app.py error handling"))
+        assert of_type(agent.until("stream_end"), "text_delta")
+        agent.send(msg("m2", "/mcp__live__review"))
+        events = agent.until("stream_end")
+        [error] = of_type(events, "error")
+        assert error["msg_id"] == "m2" and error["error"]["code"] == "protocol_error"
+        assert "needs path" in error["error"]["message"]
+        assert "<path> [focus]" in error["error"]["message"]
+        agent.send(msg("m3", "/etc/hosts is a path"))
+        agent.until("stream_end")
+        # a server that adds a prompt: it is a command from then on
+        agent.send(msg("m4", "/mcp__live__summary"))
+        assert of_type(agent.until("stream_end"), "text_delta")
+        agent.send(msg("m5", "add a prompt"))
+        events = agent.until("stream_end")
+        while not any("prompts changed" in e.get("message", "") for e in of_type(events, "info")):
+            events.append(agent.next())
+        agent.send(msg("m6", "/mcp__live__summary"))
+        agent.until("stream_end")
+    assert len(server.requests) == 6
+    assert "/mcp__live__summary" in json.dumps(server.requests[2]["messages"][-1]["content"])
+    assert "Please summarise" in json.dumps(server.requests[5]["messages"][-1]["content"])
+    first = server.requests[0]["messages"][-1]["content"]
+    texts = [b["text"] for b in first] if isinstance(first, list) else [first]
+    assert texts[-1] == "Please review src/app.py with a focus on error handling"
+    last = server.requests[1]["messages"][-1]["content"]
+    assert "/etc/hosts is a path" in json.dumps(last)

@@ -86,6 +86,11 @@ class AgentSession:
         self._provider_factory = provider_factory
         # MCP connections added with add_mcp_server, closed with the session
         self.extra_mcp: list[Any] = []
+        # MCP servers' prompts as slash commands, by name (`_mcp_session.follow`)
+        self.mcp_prompts: dict[str, Any] = {}
+        self.on_commands_changed: Callable[[], None] | None = None  # ACP re-announces them
+        # MCP sign-in URL -> its loopback callback (`refuse`, `ended`), for ACP
+        self.sign_ins: dict[str, Any] = {}
         # the msg_id of the running turn (Spawn labels sub-agent events with it)
         self.current_msg_id: str | None = None
         # the running turn's state (Spawn adds its sub-agents' usage to it)
@@ -329,10 +334,18 @@ class AgentSession:
         self.current_msg_id = msg_id
         self.current_state = state
         self.emit(p.StreamStartEvent(msg_id=msg_id))
-        if user is not None:
-            self.commit([user])
         try:
-            await turn.run(pending)
+            if user is not None and self.mcp_prompts:
+                from flightdeck.agent._mcp_session import expand_prompt
+
+                # an MCP prompt command becomes its text; None: it failed (reported)
+                expanded = await expand_prompt(self, msg_id, user)
+            else:
+                expanded = user
+            if expanded is not None:
+                self.commit([expanded])
+            if expanded is not None or user is None:
+                await turn.run(pending)
         except asyncio.CancelledError:
             self.commit(turn.interrupted())
         except Exception as exc:  # a bug must end the turn, not the process

@@ -23,6 +23,8 @@ from flightdeck.agent.tools import Tool
 if TYPE_CHECKING:
     from flightdeck.agent._manifest_tools import ManifestTools
     from flightdeck.agent.mcp import McpManager
+    from flightdeck.agent.mcp._auth import SignIn
+    from flightdeck.agent.mcp._auth_callback import Callback
     from flightdeck.audit import AuditSink
 
 
@@ -49,6 +51,8 @@ class Extensions:
                     connected=s.connected,
                     tools=list(s.tools),
                     error=s.error,
+                    error_code=s.code,
+                    prompts=list(s.prompts),
                 )
                 for s in self.mcp.statuses
             }
@@ -68,11 +72,13 @@ async def load_extensions(
     *,
     run_id: str | None = None,
     audit: AuditSink | None = None,
+    sign_in: SignIn | None = None,
 ) -> Extensions:
     """Connect the configured MCP servers (concurrently, each within the
     timeout) while the workspace's manifest tools are discovered, and collect
     every extension tool. Never raises for bad config or a broken manifest:
-    each problem is a line in `problems`."""
+    each problem is a line in `problems`. `sign_in` shows an MCP server's
+    OAuth sign-in URL to a person (none: such a server is a problem)."""
     ext = Extensions()
     manifests = None
     if (settings.workspace / ".drivers").is_dir():  # else nothing is imported
@@ -85,7 +91,7 @@ async def load_extensions(
         mcp_config = parse_mcp_config(config)
         ext.problems.extend(mcp_config.problems)
         if mcp_config.servers:
-            ext.mcp = await connect_servers(mcp_config, settings.workspace)
+            ext.mcp = await connect_servers(mcp_config, settings.workspace, sign_in)
             ext.problems.extend(ext.mcp.problems())
             for tool in ext.mcp.tools:
                 ext.add(tool, tool.source)
@@ -124,7 +130,9 @@ async def attach_extensions(session: AgentSession) -> Extensions:
     else:
         problems = []
     run_id = session.session.id if session.session is not None else None
-    ext = await load_extensions(session.settings, config, run_id=run_id)
+    ext = await load_extensions(
+        session.settings, config, run_id=run_id, sign_in=sign_in_through(session)
+    )
     ext.problems[:0] = problems
     from flightdeck.agent._spawn import SpawnTool
 
@@ -136,6 +144,17 @@ async def attach_extensions(session: AgentSession) -> Extensions:
 
         follow(session, ext.mcp)
     return ext
+
+
+def sign_in_through(session: AgentSession) -> SignIn:
+    """Show a sign-in URL to the session's host: a `mcp_auth_required` event
+    (over ACP the bridge turns it into what the client can show)."""
+
+    def sign_in(server: str, url: str, callback: Callback) -> None:
+        session.sign_ins[url] = callback  # an ACP client may decline it, or hear it ended
+        session.emit(p.McpAuthRequiredEvent(name=server, url=url))
+
+    return sign_in
 
 
 async def list_tools(flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -201,7 +220,9 @@ async def add_mcp_server(session: AgentSession, command: p.AddMcpServerCommand) 
         url=command.url if command.transport != "stdio" else None,
         headers=dict(command.headers or {}),
     )
-    manager = await connect_servers(McpConfig(servers=(server,)), session.settings.workspace)
+    manager = await connect_servers(
+        McpConfig(servers=(server,)), session.settings.workspace, sign_in_through(session)
+    )
     session.extra_mcp.append(manager)
     for problem in manager.problems():
         session.emit(p.InfoEvent(msg_id=None, message=problem))

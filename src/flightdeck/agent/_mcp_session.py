@@ -8,6 +8,11 @@ the `content` the host sent, if any) and whose denial declines. It is
 declined at once when input is closed or no turn is running, withdrawn by
 `stop` (the engine's `_withdraw_questions`), and declined if the turn ends
 otherwise unanswered. Each answer is audited as `agent.mcp_elicitation`.
+
+A server's prompts are the session's slash commands (`mcp/_prompts.py`): a
+message that starts with `/mcp__<server>__<prompt>` is replaced, in its
+turn, by the prompt's text; one that cannot be given is the turn's
+`protocol_error`, and the model is not called.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from flightdeck.agent import _protocol as p
 from flightdeck.agent._approval import Decision
 from flightdeck.agent._engine import AgentSession
 from flightdeck.agent.tools import Category, ToolFailure, ToolOutput, Workspace
+from flightdeck.llm import Message, TextBlock
 
 if TYPE_CHECKING:
     from mcp_types import ElicitRequestParams, ElicitResult
 
     from flightdeck.agent.mcp import McpManager, McpTool
+    from flightdeck.agent.mcp._connection import McpConnection
 
 log = logging.getLogger("flightdeck.agent.mcp")
 
@@ -45,7 +52,45 @@ def follow(session: AgentSession, manager: McpManager) -> None:
     async def elicit(server: str, params: ElicitRequestParams) -> ElicitResult:
         return await ask(session, server, params)
 
-    manager.follow(changed, elicit)
+    from flightdeck.agent.mcp._prompts import commands_of
+
+    def prompts_changed(conn: McpConnection) -> None:
+        for name in [n for n, c in session.mcp_prompts.items() if c.connection is conn]:
+            del session.mcp_prompts[name]
+        added = [
+            c.name for c in commands_of(conn) if session.mcp_prompts.setdefault(c.name, c) is c
+        ]
+        message = f"MCP server {conn.config.name}: prompts changed: {', '.join(added) or '(none)'}"
+        session.emit(p.InfoEvent(msg_id=None, message=message))
+        if session.on_commands_changed is not None:
+            session.on_commands_changed()
+
+    manager.follow(changed, elicit, prompts_changed)
+    for conn in manager.connections:
+        for command in commands_of(conn):
+            session.mcp_prompts.setdefault(command.name, command)
+
+
+async def expand_prompt(session: AgentSession, msg_id: str, user: Message) -> Message | None:
+    """`user` with a prompt command replaced by the prompt's text; unchanged
+    when it holds none; None when the prompt failed (reported)."""
+    from flightdeck.agent.mcp._prompts import PromptFailed, render, split_command
+
+    for i, block in enumerate(user.content):
+        if not isinstance(block, TextBlock):
+            continue
+        parts = split_command(block.text)
+        command = session.mcp_prompts.get(parts[0]) if parts else None
+        if parts is None or command is None:
+            continue
+        try:
+            text = await render(command, parts[1])
+        except PromptFailed as exc:
+            session.error(msg_id, "protocol_error", str(exc))
+            return None
+        content = [*user.content[:i], TextBlock(text), *user.content[i + 1 :]]
+        return Message(user.role, content)
+    return user
 
 
 class Elicitation:

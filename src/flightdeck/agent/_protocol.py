@@ -174,6 +174,9 @@ class McpServerInfo(_Wire):
     connected: bool
     tools: list[str] = Field(default_factory=list)
     error: str | None = Field(default=None, exclude_if=_absent)
+    error_code: str | None = Field(default=None, exclude_if=_absent)  # `mcp.auth_*`
+    # the server's prompts as slash commands (without the `/`)
+    prompts: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 class Capabilities(_Wire):
@@ -328,6 +331,14 @@ class McpReadyEvent(_Wire):
     tools: list[str]
 
 
+class McpAuthRequiredEvent(_Wire):
+    """An MCP server wants a person to sign in at `url` (a flightdeck addition)."""
+
+    type: Literal["mcp_auth_required"] = "mcp_auth_required"
+    name: str
+    url: str
+
+
 Event = (
     ReadyEvent
     | StreamStartEvent
@@ -344,6 +355,7 @@ Event = (
     | PongEvent
     | ConfigChangedEvent
     | McpReadyEvent
+    | McpAuthRequiredEvent
 )
 EVENT_TYPES: tuple[type[_Wire], ...] = (
     ReadyEvent,
@@ -361,6 +373,7 @@ EVENT_TYPES: tuple[type[_Wire], ...] = (
     PongEvent,
     ConfigChangedEvent,
     McpReadyEvent,
+    McpAuthRequiredEvent,
 )
 
 # Fields that are written as `null` rather than left out (the spec's examples

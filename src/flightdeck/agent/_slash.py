@@ -21,6 +21,7 @@ HELP = """Commands (handled here, not sent to the model):
   /model [NAME]     show the model, or use NAME from the next message
   /sessions         list saved sessions, newest first
   /resume ID|latest continue a saved session (its conversation is shown)
+  /mcp__SERVER__PROMPT ARGS  an MCP server's prompt, sent as the message
 Ctrl-C cancels a running reply; at the prompt it leaves."""
 
 
@@ -29,8 +30,13 @@ class Outcome:
     exit: bool = False
 
 
-def is_command(text: str) -> bool:
-    return text.startswith("/") and not text.startswith("//")
+def is_command(text: str, agent: AgentSession | None = None) -> bool:
+    """A command handled here. An MCP server's prompt (`/mcp__<server>__<prompt>`)
+    is not: it goes to the session as a message, which expands it."""
+    if not text.startswith("/") or text.startswith("//"):
+        return False
+    name = text[1:].split(" ", 1)[0]
+    return agent is None or name not in agent.mcp_prompts
 
 
 async def run_command(text: str, agent: AgentSession, console: Console) -> Outcome:

@@ -208,7 +208,7 @@ async def _chat(agent: AgentSession, view: _View, interrupted: asyncio.Event) ->
             return  # Ctrl-D, or Ctrl-C at the prompt
         if not text.strip():
             continue
-        if is_command(text.strip()):
+        if is_command(text.strip(), agent):
             if (await run_command(text.strip(), agent, console)).exit:
                 return
             _drain(view)

@@ -44,6 +44,7 @@ from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession
 from flightdeck.agent.acp._content import describe, locations, tool_kind
 from flightdeck.agent.acp._diffs import Diffs, Reader
+from flightdeck.agent.acp._mcp import announce_commands, show_sign_in
 from flightdeck.agent.tools import ToolFailure
 from flightdeck.llm import Message, ToolUseBlock
 
@@ -74,6 +75,15 @@ class TerminalStarted:
 
 
 @dataclass
+class CommandsChanged:
+    """The session's slash commands (MCP prompts) are to be sent to the client."""
+
+
+# what the pump delivers besides the engine's events
+Queued = p.Event | TerminalStarted | CommandsChanged
+
+
+@dataclass
 class TurnEnd:
     stop_reason: str
     error: p.ErrorInfo | None = None
@@ -85,7 +95,7 @@ class Bridge:
         self.id = session_id
         self.agent: AgentSession | None = None
         self.closers: list[Any] = []  # extension sets to close with the session
-        self._events: asyncio.Queue[tuple[p.Event | TerminalStarted, Any]] = asyncio.Queue()
+        self._events: asyncio.Queue[tuple[Queued, Any]] = asyncio.Queue()
         self._pump = asyncio.create_task(self._drain())
         self._turns: dict[str, asyncio.Future[TurnEnd]] = {}
         self._started: set[str] = set()
@@ -93,14 +103,25 @@ class Bridge:
         self._errors: dict[str, p.ErrorInfo] = {}
         self._announced: set[str] = set()
         self._rejected: set[str] = set()  # tool names rejected for the session
-        self._asking: set[asyncio.Task[None]] = set()
+        self._asking: set[asyncio.Task[None]] = set()  # also sign-in elicitations
         self._args: dict[str, dict[str, Any]] = {}  # call_id -> arguments, until its result
         self.diffs: Diffs | None = None
         self._terminals: set[str] = set()  # call ids shown with a client terminal
+        self.url_elicitation = False  # the client can show a URL (`elicitation.url`)
 
     def on_terminal(self, command: str, terminal_id: str) -> None:
         """From the client-terminal Bash: embed the terminal in its call."""
         self._events.put_nowait((TerminalStarted(command, terminal_id), None))
+
+    def keep(self, task: asyncio.Task[None]) -> None:
+        """A request to the client that runs beside the queue; cancelled on close."""
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    def commands_changed(self) -> None:
+        """Send the MCP prompts as the client's slash commands, after what is
+        already queued (so after `session/new` has answered, in practice)."""
+        self._events.put_nowait((CommandsChanged(), None))
 
     def diffs_for(self, reader: Reader) -> Diffs:
         """Where this session's Write and Edit keep their changes."""
@@ -140,9 +161,13 @@ class Bridge:
             except Exception as exc:  # a client gone or a bad update: keep serving
                 print(f"flightdeck agent: acp: {type(exc).__name__}: {exc}", file=sys.stderr)
 
-    async def _deliver(self, event: p.Event | TerminalStarted, extra: Any) -> None:
+    async def _deliver(
+        self, event: p.Event | TerminalStarted | CommandsChanged, extra: Any
+    ) -> None:
         if isinstance(event, TerminalStarted):
             await self._on_terminal(event)
+        elif isinstance(event, CommandsChanged):
+            await announce_commands(self)
         elif isinstance(event, p.TextDeltaEvent):
             await self.send(update_agent_message_text(event.text))
         elif isinstance(event, p.ThinkingEvent):
@@ -169,6 +194,8 @@ class Bridge:
                 print(f"flightdeck agent: {event.error.message}", file=sys.stderr)
         elif isinstance(event, p.InfoEvent):
             print(f"flightdeck agent: {event.message}", file=sys.stderr)
+        elif isinstance(event, p.McpAuthRequiredEvent):
+            await show_sign_in(self, event)
         elif isinstance(event, p.StreamEndEvent):
             self._started.discard(event.msg_id)
             future = self._turns.pop(event.msg_id, None)

@@ -73,6 +73,8 @@ async def open_bridge(
         raise config_error(str(exc)) from None
     session_id = stored.id if stored is not None else (load or uuid.uuid4().hex)
     bridge = Bridge(client, session_id)
+    elicitation = capabilities.elicitation if capabilities else None
+    bridge.url_elicitation = elicitation is not None and elicitation.url is not None
     agent = AgentSession(
         settings,
         provider,
@@ -109,6 +111,8 @@ async def open_bridge(
     from flightdeck.llm import warm
 
     warm(provider)
+    bridge.commands_changed()  # MCP prompts as slash commands
+    agent.on_commands_changed = bridge.commands_changed
     return bridge
 
 

@@ -4,7 +4,8 @@ A server is either a command run as a subprocess speaking MCP over stdio
 (`command`, `args`, `env`, `cwd`) or a streamable HTTP endpoint (`url`, with
 optional `headers`; `${NAME}` in a header value is taken from the
 environment, so tokens need not be written in the file).
-`[mcp] connect_timeout` (seconds) bounds start-up. A bad table is a problem
+`[mcp] connect_timeout` (seconds) bounds start-up, not counting the time a
+person takes to sign in to an OAuth server (`[mcp] sign_in_timeout`). A bad table is a problem
 naming the server; the other servers are still read.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_SIGN_IN_TIMEOUT = 300.0
 # Provider tool names allow [a-zA-Z0-9_-]{1,64}.
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -47,6 +49,7 @@ class McpConfig:
     servers: tuple[McpServerConfig, ...] = ()
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     problems: tuple[str, ...] = ()
+    sign_in_timeout: float = DEFAULT_SIGN_IN_TIMEOUT
 
 
 def safe_name(raw: str) -> str:
@@ -69,9 +72,14 @@ def parse_mcp_config(config: Mapping[str, Any]) -> McpConfig:
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         problems.append(f"[mcp] connect_timeout must be a positive number, got {timeout!r}")
         timeout = DEFAULT_CONNECT_TIMEOUT
+    sign_in = section.get("sign_in_timeout", DEFAULT_SIGN_IN_TIMEOUT)
+    if isinstance(sign_in, bool) or not isinstance(sign_in, int | float) or sign_in <= 0:
+        problems.append(f"[mcp] sign_in_timeout must be a positive number, got {sign_in!r}")
+        sign_in = DEFAULT_SIGN_IN_TIMEOUT
     servers = section.get("servers", {})
     if not isinstance(servers, Mapping):
-        return McpConfig((), float(timeout), (*problems, "[mcp.servers] must be a table"))
+        problems.append("[mcp.servers] must be a table")
+        return McpConfig((), float(timeout), tuple(problems), float(sign_in))
     parsed: list[McpServerConfig] = []
     for name, table in servers.items():
         server, problem = _server(str(name), table)
@@ -79,7 +87,7 @@ def parse_mcp_config(config: Mapping[str, Any]) -> McpConfig:
             problems.append(f"MCP server {name}: {problem}")
         elif server is not None:
             parsed.append(server)
-    return McpConfig(tuple(parsed), float(timeout), tuple(problems))
+    return McpConfig(tuple(parsed), float(timeout), tuple(problems), float(sign_in))
 
 
 def _server(name: str, table: Any) -> tuple[McpServerConfig | None, str]:

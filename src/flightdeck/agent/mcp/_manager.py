@@ -21,6 +21,8 @@ from flightdeck.agent.mcp._tool import McpTool
 if TYPE_CHECKING:
     from mcp_types import ElicitRequestParams, ElicitResult
 
+    from flightdeck.agent.mcp._auth import SignIn
+
 # (server, its tools before, its tools now)
 ToolsChanged = Callable[[str, list[McpTool], list[McpTool]], None]
 Elicit = Callable[[str, "ElicitRequestParams"], Awaitable["ElicitResult"]]
@@ -34,6 +36,8 @@ class ServerStatus:
     connected: bool
     tools: tuple[str, ...] = ()
     error: str | None = None
+    code: str | None = None  # of a failed sign-in (`mcp.auth_*`)
+    prompts: tuple[str, ...] = ()  # slash command names, without the slash
 
 
 @dataclass
@@ -48,19 +52,24 @@ class McpManager:
     def available(self) -> bool:
         return bool(self.tools)
 
-    def follow(self, on_tools_changed: ToolsChanged, elicit: Elicit | None = None) -> None:
-        """Hear of every server's tool changes, and answer its elicitations
-        with `elicit` (without one they are declined)."""
+    def follow(
+        self,
+        on_tools_changed: ToolsChanged,
+        elicit: Elicit | None = None,
+        on_prompts_changed: Callable[[McpConnection], None] | None = None,
+    ) -> None:
+        """Hear of every server's tool (and prompt) changes, and answer its
+        elicitations with `elicit` (without one they are declined)."""
         for conn in self.connections:
             conn.on_tools_changed = lambda c, remote: self._replace(c, remote, on_tools_changed)
             conn.elicit = elicit
+            conn.on_prompts_changed = on_prompts_changed
 
     def _replace(self, conn: McpConnection, remote: list[RemoteTool], tell: ToolsChanged) -> None:
         old = [t for t in self.tools if t.connection is conn]
         taken = {t.name for t in self.tools if t.connection is not conn}
         new: list[McpTool] = []
-        for item in remote:
-            tool = McpTool(conn, item)
+        for tool in tools_of(conn, remote):
             if tool.name not in taken:
                 taken.add(tool.name)
                 new.append(tool)
@@ -82,9 +91,27 @@ class McpManager:
         self.connections.clear()
 
 
-async def connect_servers(config: McpConfig, workspace: Path) -> McpManager:
+def tools_of(conn: McpConnection, remote: list[RemoteTool]) -> list[McpTool]:
+    """The server's tools, then `resources` when it has some (a server tool of
+    that name keeps it)."""
+    tools = [McpTool(conn, item) for item in remote]
+    if conn.resources:
+        from flightdeck.agent.mcp._resources import McpResourcesTool
+
+        tools.append(McpResourcesTool(conn))
+    return tools
+
+
+async def connect_servers(
+    config: McpConfig, workspace: Path, sign_in: SignIn | None = None
+) -> McpManager:
+    """`sign_in(server, url)` shows an OAuth server's sign-in URL to a person;
+    without it such a server fails with `mcp.auth_required`."""
     manager = McpManager()
-    conns = [McpConnection(server, workspace) for server in config.servers]
+    conns = [
+        McpConnection(server, workspace, sign_in, config.sign_in_timeout)
+        for server in config.servers
+    ]
     results = await asyncio.gather(
         *(c.connect(config.connect_timeout) for c in conns), return_exceptions=True
     )
@@ -93,16 +120,22 @@ async def connect_servers(config: McpConfig, workspace: Path) -> McpManager:
         server = conn.config
         if isinstance(result, BaseException):
             error = str(result) if isinstance(result, ConnectionError) else describe(result)
+            code = getattr(result, "code", None)
             manager.statuses.append(
-                ServerStatus(server.name, server.transport, server.where, False, error=error)
+                ServerStatus(
+                    server.name, server.transport, server.where, False, error=error, code=code
+                )
             )
             continue
         manager.connections.append(conn)
-        tools = [McpTool(conn, remote) for remote in result]
+        tools = tools_of(conn, result)
         tools = [t for t in tools if t.name not in seen and not seen.add(t.name)]  # type: ignore[func-returns-value]
         manager.tools.extend(tools)
         names = tuple(t.name for t in tools)
+        from flightdeck.agent.mcp._prompts import commands_of
+
+        prompts = tuple(c.name for c in commands_of(conn))
         manager.statuses.append(
-            ServerStatus(server.name, server.transport, server.where, True, names)
+            ServerStatus(server.name, server.transport, server.where, True, names, prompts=prompts)
         )
     return manager
