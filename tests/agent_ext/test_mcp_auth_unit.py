@@ -131,3 +131,21 @@ def test_a_data_dir_that_cannot_hold_the_file_is_an_error_with_a_code(fd_home: P
     with pytest.raises(SignInError) as caught:
         asyncio.run(store.set_tokens(OAuthToken(access_token="secret")))
     assert caught.value.code == "mcp.auth_store" and "FLIGHTDECK_HOME" in str(caught.value)
+
+
+def test_only_a_get_redirect_settles_the_sign_in_and_a_late_refusal_changes_nothing() -> None:
+    async def go() -> tuple[list[int], Any]:
+        port = free_port()
+        callback = Callback("demo", port)
+        await callback.start("s1")
+        waiting = asyncio.create_task(callback.wait(10.0))
+        async with httpx2.AsyncClient() as http:
+            url = f"http://127.0.0.1:{port}/callback?code=c1&state=s1"
+            posted = await http.post(url)  # a page's form cannot stand in for the redirect
+            got = await http.get(url)
+        outcome = await waiting
+        callback.refuse("too late")  # declined after the browser came back: no effect
+        return [posted.status_code, got.status_code], outcome
+
+    statuses, outcome = asyncio.run(go())
+    assert statuses == [404, 200] and outcome == ("c1", "s1", None)

@@ -100,3 +100,18 @@ def test_tampering_after_a_verified_parse_is_still_refused(
     with pytest.raises(FlightPlanError) as caught:
         verify_plan(NAME)
     assert caught.value.code == code
+
+
+def test_the_cache_holds_at_most_its_entry_count(example_file: Path, tmp_path: Path) -> None:
+    """Memory stays bounded: parsing more distinct plans than MAX_ENTRIES keeps
+    the newest MAX_ENTRIES, far below the weight cap."""
+    from flightdeck.flightplan import _parsed
+
+    text = example_file.read_text("utf-8")
+    for index in range(_parsed.MAX_ENTRIES + 5):
+        path = tmp_path / f"p{index}" / "SKILL.md"
+        path.parent.mkdir()
+        path.write_text(text + f"\n<!-- {index} -->\n", "utf-8")
+        assert load_plan(path).ok
+    assert len(_parsed._entries) == _parsed.MAX_ENTRIES
+    assert _parsed._size < _parsed.MAX_WEIGHT
