@@ -639,3 +639,36 @@ def test_mcp_prompts_are_the_sessions_slash_commands(
     assert command.input is not None and command.input.root.hint == "<path> [focus]"
     assert prompt(agent, sid, text("/mcp__live__review a.py")) == "end_turn"
     assert "Please review a.py" in str(server.requests[0]["messages"][-1]["content"])
+
+
+def test_bad_notifications_are_one_line_diagnostics_not_tracebacks(tmp_path: Path) -> None:
+    """A notification (no id) gets no response; one the agent cannot handle (a
+    request method, an unknown one, a cancel with bad params) is named on
+    stderr in one line, and the agent goes on to answer the next request."""
+    import json
+    import os
+    import subprocess
+
+    from tests.agent_acp._harness import FLIGHTDECK
+
+    lines = [
+        {"jsonrpc": "2.0", "method": "session/prompt", "params": {}},
+        {"jsonrpc": "2.0", "method": "no/such", "params": {}},
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": 5}},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+    ]
+    done = subprocess.run(
+        [str(FLIGHTDECK), "agent", "--acp"],
+        input="".join(json.dumps(line) + "\n" for line in lines).encode(),
+        capture_output=True,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "x"},
+        timeout=60,
+        check=False,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply.get("id") for reply in replies] == [1] and "result" in replies[0]
+    err = done.stderr.decode()
+    assert "Traceback" not in err, err
+    for method in ("session/prompt", "no/such", "session/cancel"):
+        assert f"notification method={method}" in err, err
+    assert done.returncode == 0

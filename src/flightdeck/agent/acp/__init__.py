@@ -27,8 +27,10 @@ async def run_acp(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
 
     from flightdeck.agent._lines import sigterm_hook
     from flightdeck.agent.acp._framing import StdioFrames
+    from flightdeck.agent.acp._logging import one_line_logs
     from flightdeck.agent.acp._server import FlightdeckAgent
 
+    one_line_logs()
     agent = FlightdeckAgent(flags, os.environ if env is None else env)
     # The methods ACP marks optional or unstable are left out (the library
     # answers them method-not-found), so this is not the full Protocol.
