@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench fuzz fuzz-protocol clean
+.PHONY: setup demo test lint typecheck unit bench fuzz fuzz-protocol fuzz-acp clean
 
 setup: $(STAMP)
 
@@ -40,6 +40,10 @@ bench: $(STAMP)
 # 10,000 malformed protocol lines through a real agent process (not CI).
 fuzz-protocol: $(STAMP)
 	$(BIN)/python scripts/fuzz_protocol.py --lines 10000
+
+# N malformed JSON-RPC frames through a real `agent --acp` process (not CI).
+fuzz-acp: $(STAMP)
+	$(BIN)/python scripts/fuzz_acp.py --frames 2000
 
 # Not part of CI: fuzz the document layer (FUZZ_N documents; bench/fuzz/documents.py).
 FUZZ_N ?= 1000000

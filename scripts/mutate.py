@@ -58,11 +58,7 @@ def mutants(lines: list[str]) -> list[tuple[int, str]]:
         for pattern, replacement in _SWAPS:
             # The first match in code, not inside a string or a comment.
             match = next(
-                (
-                    m
-                    for m in pattern.finditer(line)
-                    if not any(a <= m.start() < b for a, b in text)
-                ),
+                (m for m in pattern.finditer(line) if not any(a <= m.start() < b for a, b in text)),
                 None,
             )
             if match is None:
