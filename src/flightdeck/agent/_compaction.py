@@ -21,6 +21,7 @@ the last one instead of compacting the full transcript again.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flightdeck.agent import _protocol as p
@@ -50,6 +51,18 @@ SUMMARY_SYSTEM = (
     "transcript. Keep the user's goals and instructions, decisions made, files touched and "
     "their state, commands run and what they showed, and any open questions. Be concise."
 )
+
+
+def normalize(history: Sequence[Message]) -> list[Message]:
+    """Merge consecutive messages of the same role (left by a stopped or
+    interrupted turn) so every provider accepts the conversation."""
+    out: list[Message] = []
+    for message in history:
+        if out and out[-1].role == message.role:
+            out[-1] = Message(message.role, [*out[-1].content, *message.content])
+        else:
+            out.append(message)
+    return out
 
 
 def estimate_tokens(request: Request) -> int:

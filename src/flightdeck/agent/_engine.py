@@ -20,6 +20,7 @@ from flightdeck.agent import _live_config as live
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._approval import CLOSED_INPUT, ApprovalPolicy, Decision
 from flightdeck.agent._attachments import AttachmentError, attach
+from flightdeck.agent._compaction import normalize
 from flightdeck.agent._settings import AgentSettings
 from flightdeck.agent._store import Loaded, Session
 from flightdeck.agent._turn import Turn, TurnState
@@ -36,18 +37,6 @@ from flightdeck.llm import (
 
 Emit = Callable[[p.Event], None]
 ProviderFactory = Callable[[AgentSettings], Provider]
-
-
-def normalize(history: Sequence[Message]) -> list[Message]:
-    """Merge consecutive messages of the same role (left by a stopped or
-    interrupted turn) so every provider accepts the conversation."""
-    out: list[Message] = []
-    for message in history:
-        if out and out[-1].role == message.role:
-            out[-1] = Message(message.role, [*out[-1].content, *message.content])
-        else:
-            out.append(message)
-    return out
 
 
 class AgentSession:
