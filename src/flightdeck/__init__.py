@@ -10,6 +10,7 @@ specs' canonical camelCase names (`defineAction`, `defineIO`,
 
 from __future__ import annotations
 
+from flightdeck._lazy import LazyNames as _LazyNames
 from flightdeck._version import __version__
 
 # Not `typing.TYPE_CHECKING`: importing typing costs more than the rest of
@@ -92,16 +93,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flightdeck' has no attribute {name!r}")
-    import importlib
+_LAZY_NAMES = _LazyNames(__name__, _LAZY)
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> Any:
+    return _LAZY_NAMES.load(name)
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return _LAZY_NAMES.names(public_only=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flightdeck._lazy import LazyNames as _LazyNames
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._jsonl import JsonlAuditSink
 from flightdeck.audit._memory import MemoryAuditSink
@@ -59,15 +60,11 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flightdeck.audit' has no attribute {name!r}")
-    import importlib
+_LAZY_NAMES = _LazyNames(__name__, _LAZY)
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> Any:
+    return _LAZY_NAMES.load(name)
 
 
 DEFAULT_FILE = "audit.sqlite3"

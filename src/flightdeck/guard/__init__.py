@@ -60,6 +60,8 @@ from __future__ import annotations
 
 import typing as _typing
 
+from flightdeck._lazy import LazyNames as _LazyNames
+
 if _typing.TYPE_CHECKING:
     from flightdeck.guard._bwrap import SandboxLayout, bwrap_path
     from flightdeck.guard._egress import EgressProxy
@@ -91,19 +93,15 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
+_LAZY = _LazyNames(__name__, {name: f"{__name__}.{home}" for name, home in _HOMES.items()})
 
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> _typing.Any:
+    return _LAZY.load(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _LAZY.names()
 
 
 __all__ = [
