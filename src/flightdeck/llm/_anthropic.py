@@ -6,12 +6,12 @@ a provider (and reporting its configuration errors) costs no SDK import.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from flightdeck.llm._anthropic_events import AnthropicFolder
 from flightdeck.llm._anthropic_request import anthropic_params
+from flightdeck.llm._client import ClientSlot
 from flightdeck.llm._errors import ProviderError
 from flightdeck.llm._sdk_errors import map_sdk_error
 from flightdeck.llm._settings import Settings, missing
@@ -30,31 +30,13 @@ class AnthropicProvider:
         self.name = name
         self.model = model
         self.prompt_caching = prompt_caching
-        self._factory = client_factory
-        self._client: Any = None
-        # `prepare` may build the client in a background thread while the
-        # first call wants it: one of them builds it, the other waits.
-        self._building = threading.Lock()
-        self._closed = False
-
-    def _sdk_client(self) -> Any:
-        with self._building:
-            if self._client is None:
-                self._client = self._factory()
-            return self._client
+        self._client = ClientSlot(client_factory)
 
     def prepare(self) -> None:
         """Build the SDK client ahead of the first call (`flightdeck.llm.warm`
-        calls it off the caller's thread). A factory that fails is left for
-        the first call to report, with its context."""
-        with self._building:
-            if self._client is not None or self._closed:
-                return
-            try:
-                self._client = self._factory()
-            except Exception:
-                return
-        _prime_event_parsing()
+        calls it off the caller's thread)."""
+        if self._client.prepare():
+            _prime_event_parsing()
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         import anthropic
@@ -62,7 +44,7 @@ class AnthropicProvider:
         params = anthropic_params(request, self.model, cache=self.prompt_caching)
         folder = AnthropicFolder(params["model"])
         try:
-            raw = await self._sdk_client().messages.create(**params, stream=True)
+            raw = await self._client.get().messages.create(**params, stream=True)
         except Exception as exc:
             raise map_sdk_error(exc, anthropic, streaming=False) from exc
         try:
@@ -85,10 +67,7 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (if one was built)."""
-        self._closed = True  # a warm-up still running builds no client after this
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._client.aclose()
 
 
 def _prime_event_parsing() -> None:

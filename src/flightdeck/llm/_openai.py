@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from flightdeck.llm._client import ClientSlot
 from flightdeck.llm._errors import ProviderError
 from flightdeck.llm._openai_request import openai_params
 from flightdeck.llm._sdk_errors import map_sdk_error
@@ -122,26 +122,11 @@ class OpenAIProvider:
         self.model = model
         self.max_tokens_field = max_tokens_field
         self._extra = dict(extra or {})
-        self._factory = client_factory
-        self._client: Any = None
-        self._building = threading.Lock()  # see AnthropicProvider
-        self._closed = False
-
-    def _sdk_client(self) -> Any:
-        with self._building:
-            if self._client is None:
-                self._client = self._factory()
-            return self._client
+        self._client = ClientSlot(client_factory)
 
     def prepare(self) -> None:
-        """Build the SDK client ahead of the first call (see AnthropicProvider.prepare)."""
-        with self._building:
-            if self._client is not None or self._closed:
-                return
-            try:
-                self._client = self._factory()
-            except Exception:
-                return
+        """Build the SDK client ahead of the first call (`flightdeck.llm.warm`)."""
+        self._client.prepare()
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         import openai
@@ -150,7 +135,7 @@ class OpenAIProvider:
             request, self.model, max_tokens_field=self.max_tokens_field, extra=self._extra
         )
         fold = _Fold(params["model"])
-        client = self._sdk_client()
+        client = self._client.get()
         try:
             raw = await client.chat.completions.create(
                 **params, stream=True, stream_options={"include_usage": True}
@@ -178,10 +163,7 @@ class OpenAIProvider:
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (if one was built)."""
-        self._closed = True
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._client.aclose()
 
 
 def _reasoning(delta: Any) -> str:
