@@ -1,10 +1,10 @@
 """A package's exported names, imported on first use (PEP 562).
 
-`flightdeck`, `flightdeck.audit`, `flightdeck.agent` and `flightdeck.guard`
-keep start-up cheap by importing a name's module only when the name is first
-read. Each maps its names to their modules and forwards its module-level
-`__getattr__` and `__dir__` here. Nothing is imported at this module's import
-but `sys`, which `flightdeck --version` already has.
+`flightdeck` and its packages keep start-up cheap by importing a name's
+module only when the name is first read. Each maps its names to their
+modules and forwards its module-level `__getattr__` and `__dir__` here.
+Nothing is imported at this module's import but `sys`, which
+`flightdeck --version` already has.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 
 
 class LazyNames:
-    """`homes` maps each lazily exported name to the module that defines it."""
+    """`homes` maps each lazily exported name to the module that defines it,
+    or to `(module, attribute)` when the attribute has another name there."""
 
-    def __init__(self, package: str, homes: Mapping[str, str]) -> None:
+    def __init__(self, package: str, homes: Mapping[str, str | tuple[str, str]]) -> None:
         self.package = package
         self.homes = dict(homes)
 
@@ -31,7 +32,8 @@ class LazyNames:
             raise AttributeError(f"module {self.package!r} has no attribute {name!r}")
         from importlib import import_module
 
-        value = getattr(import_module(home), name)
+        module, attribute = (home, name) if isinstance(home, str) else home
+        value = getattr(import_module(module), attribute)
         # Kept on the package: the next read is a plain attribute, not a call here.
         setattr(sys.modules[self.package], name, value)
         return value

@@ -6,8 +6,9 @@ signed, content-addressed store; `verify_plan` checks a frozen plan (hash,
 signature, publisher trust) and returns the typed `FlightPlan` launch runs.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from flightdeck._lazy import LazyNames as _LazyNames
 
 # The names below are imported on first use (PEP 562), so importing one
 # submodule does not import the whole package. Helpers keep a leading
@@ -208,14 +209,12 @@ __all__ = [
 ]
 
 
+_LAZY_NAMES = _LazyNames(__name__, _LAZY)
+
+
 def __getattr__(name: str) -> _typing.Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(target[0]), target[1])
-    globals()[name] = value
-    return value
+    return _LAZY_NAMES.load(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _LAZY_NAMES.names()
