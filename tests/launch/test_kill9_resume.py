@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .conftest import contract, write_plan
+from ._ledger_plan import IDEMPOTENT, NON_IDEMPOTENT, ledger_plan
 from .test_cli_resume import ROOT, TOOL
 
 KILLS = 32
@@ -63,22 +63,6 @@ def record(text):
     time.sleep(float(os.environ.get("STEP_SECONDS", "0")))
     return {"text": text}
 """
-NON_IDEMPOTENT = ("w1", "w2")
-IDEMPOTENT = ("i1", "i2")
-
-
-def _step(step_id: str, after: str | None) -> dict[str, Any]:
-    tool = "append" if step_id in NON_IDEMPOTENT else "put"
-    args = {"text": f"inputs.t_{step_id}"}
-    if after:
-        args["after"] = f"steps.{after}.receipt"
-    return {
-        "id": step_id,
-        "kind": "action-call",
-        "actionRef": f"aileron:ledger.{tool}",
-        "args": args,
-        "outputs": ["receipt"],
-    }
 
 
 def _workspace(tmp_path: Path) -> tuple[Path, Path]:
@@ -91,31 +75,7 @@ def _workspace(tmp_path: Path) -> tuple[Path, Path]:
     (ws / ".drivers" / "ledger" / "DRIVER.md").write_text(DRIVER)
     (ws / "packages" / "crashledger").mkdir(parents=True)
     (ws / "packages" / "crashledger" / "__init__.py").write_text(PACKAGE)
-    steps = [_step("w1", None), _step("i1", "w1"), _step("w2", "i1"), _step("i2", "w2")]
-    steps[-1]["materializesOutput"] = "done.json"
-    write = {"safeToRetry": False, "idempotencyKey": False}
-    plan = write_plan(
-        ws,
-        inputs=[
-            {"name": f"t_{s}", "type": "string", "resolution": {"rule": "literal", "default": s}}
-            for s in (*NON_IDEMPOTENT, *IDEMPOTENT)
-        ],
-        actions={
-            "aileron:ledger.append": contract(effect="write", idempotency=write),
-            "aileron:ledger.put": contract(
-                effect="write", idempotency={"safeToRetry": True, "idempotencyKey": False}
-            ),
-        },
-        outputs=[
-            {
-                "name": "done.json",
-                "mimeType": "application/json",
-                "encoding": "utf-8",
-                "publish": {"target": "file", "path": "done.json"},
-            }
-        ],
-        steps=steps,
-    )
+    plan = ledger_plan(ws)
     return ws, plan
 
 

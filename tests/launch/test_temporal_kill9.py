@@ -37,8 +37,8 @@ import pytest
 from flightdeck.launch import Approvals, Journal, LaunchOptions, StepSettings, launch
 
 from . import _temporal_support as support
+from ._ledger_plan import IDEMPOTENT, NON_IDEMPOTENT, STEPS, ledger_plan
 from ._temporal_env import dev_server
-from .conftest import contract, write_plan
 
 pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
 
@@ -50,52 +50,6 @@ MIN_RUNS = 3
 MAX_RUNS = 8
 KILLS_PER_RUN = 4
 PAUSE = (0.2, 1.5)  # seconds between two kills: start-up, steps, waits, ends
-NON_IDEMPOTENT = ("w1", "w2")
-IDEMPOTENT = ("i1", "i2")
-STEPS = ("w1", "i1", "w2", "i2")
-
-
-def _plan(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-
-    def step(step_id: str, after: str | None) -> dict[str, Any]:
-        tool = "append" if step_id in NON_IDEMPOTENT else "put"
-        args = {"text": f"inputs.t_{step_id}"}
-        if after:
-            args["after"] = f"steps.{after}.receipt"
-        return {
-            "id": step_id,
-            "kind": "action-call",
-            "actionRef": f"aileron:ledger.{tool}",
-            "args": args,
-            "outputs": ["receipt"],
-        }
-
-    steps = [step("w1", None), step("i1", "w1"), step("w2", "i1"), step("i2", "w2")]
-    steps[-1]["materializesOutput"] = "done.json"
-    unsafe = {"safeToRetry": False, "idempotencyKey": False}
-    return write_plan(
-        folder,
-        inputs=[
-            {"name": f"t_{s}", "type": "string", "resolution": {"rule": "literal", "default": s}}
-            for s in STEPS
-        ],
-        actions={
-            "aileron:ledger.append": contract(effect="write", idempotency=unsafe),
-            "aileron:ledger.put": contract(
-                effect="write", idempotency={"safeToRetry": True, "idempotencyKey": False}
-            ),
-        },
-        outputs=[
-            {
-                "name": "done.json",
-                "mimeType": "application/json",
-                "encoding": "utf-8",
-                "publish": {"target": "file", "path": "done.json"},
-            }
-        ],
-        steps=steps,
-    )
 
 
 class Chaos:
@@ -359,7 +313,7 @@ def _same_audit(local: set[str], remote: list[str]) -> None:
 
 
 def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: Path) -> None:
-    plan = _plan(tmp_path / "plan")
+    plan = ledger_plan(tmp_path / "plan")
     local = _local(tmp_path, plan)
     records: list[dict[str, Any]] = []
     while len(records) < MIN_RUNS or len(chaos.kills) < KILLS:
