@@ -62,6 +62,8 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
         parser = _CParser(text)
         data = builder.run(parser)
     except yaml.MarkedYAMLError as exc:
+        if "maximum nesting depth" in (exc.problem or ""):
+            raise YamlError(_too_deep_ahead(exc, builder, line_offset)) from None
         raise YamlError(_syntax_diagnostic(exc, line_offset, text)) from None
     except yaml.reader.ReaderError as exc:
         before = text[: exc.position]
@@ -80,6 +82,28 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
         if parser is not None:
             parser.dispose()
     return data, SourceMap(builder.values, builder.keys)
+
+
+def _too_deep_ahead(exc: yaml.MarkedYAMLError, builder: Builder, line_offset: int) -> Diagnostic:
+    """libyaml (PyYAML >= 6.0.4) caps nesting at 1,000 levels itself, and its
+    scanner reads a run of flow openers (`[[[[...`) ahead of the events the
+    builder counts, so such a document meets that cap first. It is deeper
+    than any limit flightdeck allows (at most HARD_MAX_DEPTH): the same
+    `yaml.too_deep`, located at the value where the nesting starts."""
+    mark = exc.problem_mark
+    pointer = builder.child_pointer(None)
+    if pointer is None:  # the deep collection is a mapping key
+        pointer = builder.stack[-1].pointer
+    return Diagnostic(
+        "yaml.too_deep",
+        f"nesting is deeper than {builder.max_depth} levels",
+        pointer=pointer,
+        line=(mark.line + 1 if mark else 1) + line_offset,
+        column=mark.column + 1 if mark else 1,
+        hint="raise the limit with --max-depth if this is intended"
+        if builder.max_depth < HARD_MAX_DEPTH
+        else f"{HARD_MAX_DEPTH} levels is the most flightdeck reads",
+    )
 
 
 def _syntax_diagnostic(exc: yaml.MarkedYAMLError, line_offset: int, text: str) -> Diagnostic:
