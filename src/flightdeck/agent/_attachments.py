@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from flightdeck._bounded import TooLarge, read_at_most
 from flightdeck.agent.tools._read import IMAGE_TYPES, looks_binary
 from flightdeck.llm import ImageBlock, TextBlock
 
@@ -24,11 +25,10 @@ def attach(raw: str, workspace: Path, *, images: bool = True) -> TextBlock | Ima
         path = workspace / path
     try:
         if path.stat().st_size > MAX_ATTACHMENT_BYTES:
-            raise AttachmentError(f"attached file is too large: {raw}")
-        with path.open("rb") as fh:  # bounded: a device or pipe reports size 0
-            data = fh.read(MAX_ATTACHMENT_BYTES + 1)
-        if len(data) > MAX_ATTACHMENT_BYTES:
-            raise AttachmentError(f"attached file is too large: {raw}")
+            raise TooLarge(path, MAX_ATTACHMENT_BYTES)
+        data = read_at_most(path, MAX_ATTACHMENT_BYTES)  # a device or pipe reports size 0
+    except TooLarge:
+        raise AttachmentError(f"attached file is too large: {raw}") from None
     except (FileNotFoundError, IsADirectoryError, PermissionError, NotADirectoryError):
         raise AttachmentError(f"attached file cannot be read: {raw}") from None
     media = IMAGE_TYPES.get(path.suffix.lower())

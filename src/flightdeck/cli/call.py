@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from flightdeck._bounded import TooLarge, read_at_most
 from flightdeck.drivers import (
     DriverChoice,
     DriverError,
@@ -27,13 +28,11 @@ def _read_input_file(name: str) -> str:
     if not name:
         raise click.BadParameter("'@' must be followed by a file name", param_hint="'--input'")
     try:
-        # At most one byte past the cap: a device or a pipe (/dev/zero) may never end.
-        with Path(name).open("rb") as fh:
-            data = fh.read(MAX_INPUT_BYTES + 1)
-        if len(data) > MAX_INPUT_BYTES:
-            message = f"{name} is larger than {MAX_INPUT_BYTES:,} bytes"
-            raise click.BadParameter(message, param_hint="'--input'")
-        return data.decode("utf-8")
+        # A device or a pipe (/dev/zero) may never end.
+        return read_at_most(Path(name), MAX_INPUT_BYTES).decode("utf-8")
+    except TooLarge:
+        message = f"{name} is larger than {MAX_INPUT_BYTES:,} bytes"
+        raise click.BadParameter(message, param_hint="'--input'") from None
     except UnicodeDecodeError as exc:
         message = f"{name} is not UTF-8 text (byte {exc.start})"
         raise click.BadParameter(message, param_hint="'--input'") from None

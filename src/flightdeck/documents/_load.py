@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck._bounded import TooLarge, read_at_most
 from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
 from flightdeck.documents._diagnostics import Diagnostic, Severity, locate
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
@@ -164,6 +165,11 @@ def _build(
     return LoadResult(path, document, diagnostics)
 
 
+def _too_large(where: Path, said: str) -> LoadResult:
+    hint = "raise the limit with --max-bytes if this is intended"
+    return _failed(where, Diagnostic("document.too_large", said, hint=hint))
+
+
 def load_document(
     path: str | Path,
     *,
@@ -175,26 +181,14 @@ def load_document(
     where = _as_path(path)
     try:
         size = where.stat().st_size
-        raw = b""
-        if size <= limits.max_bytes:
-            # At most one byte past the limit: a device or a pipe reports
-            # size 0 and may never end (/dev/zero), so the size is no cap.
-            with where.open("rb") as fh:
-                raw = fh.read(limits.max_bytes + 1)
-        if size > limits.max_bytes or len(raw) > limits.max_bytes:
-            said = (
-                f"the file is {size:,} bytes; the limit is {limits.max_bytes:,}"
-                if size > limits.max_bytes
-                else f"the file goes on past the limit of {limits.max_bytes:,} bytes"
+        if size > limits.max_bytes:
+            return _too_large(
+                where, f"the file is {size:,} bytes; the limit is {limits.max_bytes:,}"
             )
-            return _failed(
-                where,
-                Diagnostic(
-                    "document.too_large",
-                    said,
-                    hint="raise the limit with --max-bytes if this is intended",
-                ),
-            )
+        # A device or a pipe reports size 0 and may never end (/dev/zero).
+        raw = read_at_most(where, limits.max_bytes)
+    except TooLarge:
+        return _too_large(where, f"the file goes on past the limit of {limits.max_bytes:,} bytes")
     except OSError as exc:
         return _failed(
             where, Diagnostic("document.unreadable", f"cannot read the file: {exc.strerror}")

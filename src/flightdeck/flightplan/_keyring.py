@@ -22,9 +22,11 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from filelock import FileLock
 
+from flightdeck._bounded import read_at_most
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import PUBLISHER, SKILL_NAME
+from flightdeck.flightplan._limits import STATE_FILE_BYTES
 from flightdeck.flightplan._passphrase import Passphrase
 from flightdeck.flightplan._signing import key_id, load_private_key, load_public_key, public_pem
 
@@ -183,7 +185,7 @@ class Keyring:
 
     def _read(self) -> tuple[list[TrustedKey], list[Revocation]]:
         try:
-            raw = json.loads(self.path.read_text("utf-8"))
+            raw = json.loads(read_at_most(self.path, STATE_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return [], []
         except OSError as exc:  # a directory, a data dir that is a file

@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from flightdeck._bounded import read_at_most
 from flightdeck.flightplan._canonical import jcs, sha256_tag
 from flightdeck.flightplan._errors import FlightPlanError
+from flightdeck.flightplan._limits import PLAN_FILE_BYTES
 from flightdeck.flightplan._models import CodePin
 
 CODE_PINS_FILE = "code-pins.json"
@@ -92,10 +94,10 @@ def read_pins_file(
             where=where,
         )
     try:
-        raw = path.read_bytes()
+        raw = read_at_most(path, PLAN_FILE_BYTES)
     except OSError as exc:
         raise FlightPlanError(
-            "verify.code_pins_missing", f"cannot read {path}: {exc.strerror or exc}", where=where
+            "verify.code_pins_missing", f"cannot read {path}: {exc}", where=where
         ) from None
     pins = _parse(raw) if sha256_tag(raw) == declared else None
     if pins is None:

@@ -36,9 +36,11 @@ from typing import Any
 
 from filelock import FileLock
 
+from flightdeck._bounded import read_at_most
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, SKILL_NAME, FrozenPlan
+from flightdeck.flightplan._limits import STORE_FILE_BYTES
 from flightdeck.flightplan._pinfile import CODE_PINS_FILE
 
 SKILL_FILE = "SKILL.md"
@@ -270,7 +272,8 @@ class SkillStore:
         # that it describes the plan before anything is trusted.
         meta: dict[str, Any] = {}
         try:
-            loaded = json.loads((path / SIGNATURE_FILE).read_text("utf-8"))
+            raw = read_at_most(path / SIGNATURE_FILE, STORE_FILE_BYTES)
+            loaded = json.loads(raw.decode("utf-8"))
             statement = loaded.get("statement") if isinstance(loaded, dict) else None
             if isinstance(statement, dict):
                 meta = {**statement, "frozenAt": statement.get("signedAt")}

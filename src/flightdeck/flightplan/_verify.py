@@ -18,6 +18,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from flightdeck._bounded import read_at_most
 from flightdeck.documents import Document
 from flightdeck.flightplan._canonical import (
     CanonicalError,
@@ -29,6 +30,7 @@ from flightdeck.flightplan._canonical import (
 from flightdeck.flightplan._cosign import read_cosigners
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._keyring import Keyring
+from flightdeck.flightplan._limits import PLAN_FILE_BYTES, STORE_FILE_BYTES
 from flightdeck.flightplan._models import FlightPlan, Lock
 from flightdeck.flightplan._parsed import parse_skill
 from flightdeck.flightplan._pinfile import read_pins_file
@@ -226,7 +228,7 @@ def _read_signature(path: Path) -> dict[str, Any]:
             hint="a frozen plan is verified only with its SKILL.md.sig",
         )
     try:
-        envelope = json.loads(path.read_text("utf-8"))
+        envelope = json.loads(read_at_most(path, STORE_FILE_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:  # deep nesting is a RecursionError
         raise FlightPlanError("verify.signature_malformed", f"{path}: {exc}") from None
     if not isinstance(envelope, dict) or envelope.get("algorithm") != "ed25519":
@@ -237,7 +239,11 @@ def _read_signature(path: Path) -> dict[str, Any]:
 def _read_public_key(path: Path, envelope: dict[str, Any]) -> Ed25519PublicKey:
     if not path.is_file():
         raise FlightPlanError("verify.public_key_missing", f"no signer public key at {path}")
-    public = load_public_key(path.read_bytes(), code="verify.public_key_invalid")
+    try:
+        pem = read_at_most(path, STORE_FILE_BYTES)
+    except OSError as exc:
+        raise FlightPlanError("verify.public_key_invalid", f"{path}: {exc}") from None
+    public = load_public_key(pem, code="verify.public_key_invalid")
     if key_id(public) != envelope.get("keyId"):
         raise FlightPlanError(
             "verify.public_key_mismatch",
@@ -293,7 +299,7 @@ def _check_lock_file(path: Path, document: Document) -> bytes:
             where=str(path),
         )
     try:
-        raw = path.read_bytes()
+        raw = read_at_most(path, PLAN_FILE_BYTES)
         stored = json.loads(raw.decode("utf-8"))
         exact = jcs(stored) + b"\n" == raw  # CanonicalError is a ValueError
     except (OSError, ValueError, RecursionError):

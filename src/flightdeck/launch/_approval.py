@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flightdeck._bounded import read_at_most
 from flightdeck.launch._errors import LaunchError
 
 Prompt = Callable[[str, str, str], bool]  # (step id, action ref, effect) -> approved?
@@ -60,10 +61,7 @@ def _read_file(path: Path | None) -> dict[str, str]:
     if path is None:
         return {}
     try:
-        with path.open("rb") as fh:  # bounded: a pipe or device (/dev/zero) may never end
-            raw = fh.read(_MAX_FILE_BYTES + 1)
-        if len(raw) > _MAX_FILE_BYTES:
-            raise ValueError(f"larger than {_MAX_FILE_BYTES:,} bytes")
+        raw = read_at_most(path, _MAX_FILE_BYTES)  # a pipe or /dev/zero may never end
         data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise LaunchError("approval.file_invalid", f"{path}: {exc}") from None

@@ -1,0 +1,44 @@
+"""Reading a file that someone else may have made enormous, or endless.
+
+A store, keyring or trust file can be written by an attacker (the threat
+model in docs/flightplan.md), and a path a user names may be a device or a
+pipe that never ends (`/dev/zero`), whose size says 0. Reading such a file
+whole ends in memory exhaustion, not in an error. `read_at_most` reads at
+most one byte past a limit and refuses what goes on, as an `OSError`, so
+every reader's existing "cannot read" branch gives its own code.
+"""
+
+from __future__ import annotations
+
+import errno
+
+TYPE_CHECKING = False  # not typing's: this module stays import-cheap
+if TYPE_CHECKING:
+    from pathlib import Path
+
+MiB = 1024 * 1024
+
+
+class TooLarge(OSError):
+    """The file goes on past `limit` bytes (its size, or what reading it gave)."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+        self.limit = limit
+
+    def __str__(self) -> str:  # read after a path by the callers' messages
+        return f"larger than {self.limit:,} bytes"
+
+
+def read_at_most(path: Path, limit: int) -> bytes:
+    """The bytes of `path`, or `TooLarge` once more than `limit` would be read.
+
+    Other failures are the `OSError`s of opening and reading the file."""
+    with path.open("rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(path, limit)
+    return data
+
+
+__all__ = ["MiB", "TooLarge", "read_at_most"]
