@@ -69,7 +69,7 @@ CASES: list[tuple[str, Callable[[Path], Path], str]] = [
     ("signature", lambda f: f / "SKILL.md.sig", "verify.signature_malformed"),
     ("public-key", lambda f: f / "signer.pub.pem", "verify.public_key_invalid"),
     ("lock", lambda f: f / "lock.json", "verify.lock_tampered"),
-    ("code-pins", lambda f: f / "code-pins.json", "verify.code_pins_missing"),
+    ("code-pins", lambda f: f / "code-pins.json", "verify.code_pins_tampered"),
     ("co-signature", _cosignature, "verify.cosignature_invalid"),
     ("keyring", lambda f: data_dir() / "keyring.json", "keyring.unreadable"),
     ("trust-state", lambda f: data_dir() / "trust.json", "trust.unreadable"),
@@ -87,4 +87,5 @@ def test_an_enormous_file_is_refused_with_its_code(
     assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
     error = json.loads(done.stdout)["error"]
     assert error["code"] == code, error
-    assert "larger than" in error["message"] or code == "verify.lock_tampered"
+    tampered = ("verify.lock_tampered", "verify.code_pins_tampered")  # no size in the message
+    assert "larger than" in error["message"] or code in tampered

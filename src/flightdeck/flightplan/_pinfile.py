@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flightdeck._bounded import read_at_most
+from flightdeck._bounded import TooLarge, read_at_most
 from flightdeck.flightplan._canonical import jcs, sha256_tag
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES
@@ -95,6 +95,8 @@ def read_pins_file(
         )
     try:
         raw = read_at_most(path, PLAN_FILE_BYTES)
+    except TooLarge:
+        raw = b""  # not what freeze wrote: tampered, below
     except OSError as exc:
         raise FlightPlanError(
             "verify.code_pins_missing", f"cannot read {path}: {exc}", where=where
