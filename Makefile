@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# An editable install compiles nothing, and with PYTHONDONTWRITEBYTECODE set
+	# every command would compile its modules from source (as a wheel install never does).
+	$(BIN)/python -m compileall -q src >/dev/null
 	touch $(STAMP)
 
 # The main job, offline: validate every bundled manifest, then freeze with a

@@ -23,6 +23,22 @@ PY = str(ROOT / ".venv" / "bin" / "python")
 RESULTS = ROOT / "bench" / ".results"
 
 
+def compile_sources() -> None:
+    """Compile flightdeck's sources to bytecode, as installing the wheel does.
+
+    The package is installed editable here, so nothing compiled it; where
+    PYTHONDONTWRITEBYTECODE is set (as on this machine class) no process
+    writes the .pyc files either, and every command would compile the
+    modules it imports from source, which no installed copy does (~20 ms of
+    `validate ONE_FILE`, ~50 ms of the agent's start-up)."""
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "src"), quiet=1)
+
+
+compile_sources()
+
+
 @dataclass(frozen=True)
 class Paired:
     """Medians of A and B over pairs, and B/A per pair."""
