@@ -89,3 +89,17 @@ def test_a_batch_leaves_the_rows_the_writes_one_by_one_leave(
     finally:
         _journal.utc_now = old
     assert tables[0] == tables[1]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_the_stored_json_is_what_json_dumps_writes(value: Any) -> None:
+    import json
+
+    assert _journal._dumps(value) == json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -183,8 +183,13 @@ def _loads(text: str | None) -> Any:
         ) from None
 
 
+# What `json.dumps(value, sort_keys=True, ensure_ascii=False)` uses, built
+# once: with any keyword `json.dumps` builds a new encoder per call (two per step).
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def _unusable(path: Path, exc: Exception) -> LaunchError:
