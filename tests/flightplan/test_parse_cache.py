@@ -115,3 +115,26 @@ def test_the_cache_holds_at_most_its_entry_count(example_file: Path, tmp_path: P
         assert load_plan(path).ok
     assert len(_parsed._entries) == _parsed.MAX_ENTRIES
     assert _parsed._size < _parsed.MAX_WEIGHT
+
+
+def test_the_content_hash_is_kept_with_the_bytes_and_changes_with_them(
+    example_file: Path,
+) -> None:
+    from flightdeck.flightplan import content_hash
+
+    first = load_plan(example_file)
+    assert first.document is not None
+    expected = content_hash(first.document.data, first.document.body)
+    assert first.content_hash() == expected
+    hit = load_plan(example_file)
+    assert hit.digest == [expected]  # remembered with the bytes: not hashed again
+    assert hit.content_hash() == expected
+    text = example_file.read_text("utf-8")
+    example_file.write_text(text.replace("# ", "## ", 1), "utf-8")
+    changed = load_plan(example_file)
+    assert changed.digest == []
+    assert changed.document is not None
+    assert changed.content_hash() == content_hash(changed.document.data, changed.document.body)
+    assert changed.content_hash() != expected
+    clear_parse_cache()
+    assert load_plan(example_file).digest == []

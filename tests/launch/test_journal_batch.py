@@ -71,12 +71,14 @@ def test_a_read_inside_a_batch_sees_its_writes_and_they_share_one_timestamp(
     journal.close()
 
 
-def test_a_transform_runs_only_after_its_started_row_and_its_inputs_are_on_disk(
+def test_a_chain_of_transforms_runs_inside_one_round_and_commits_with_it(
     tmp_path: Path,
 ) -> None:
-    """Transforms run without an asyncio task, right after the round that
-    journaled them commits: another connection (a resume in another process)
-    already sees the step `started` and its parent `completed`."""
+    """Transforms are pure and write no audit record, so they run without an
+    asyncio task inside the round's transaction, and so do the transforms
+    they make ready: another connection (a resume in another process) sees
+    none of the chain's rows until the round commits, then all of them.
+    (Any other step starts only after the commit: tests/launch/test_cascade.py.)"""
     from flightdeck.launch import register_transform
     from flightdeck.launch._transforms import _REGISTRY
 
@@ -107,8 +109,14 @@ def test_a_transform_runs_only_after_its_started_row_and_its_inputs_are_on_disk(
                 },
             ],
         )
-        assert harness.run(plan).status == "completed"
+        result = harness.run(plan)
+        assert result.status == "completed"
+        run_id = result.run_id
     finally:
         _REGISTRY.pop("look_test", None)
-    assert seen["a"] == {"a": "started"}
-    assert seen["b"] == {"a": "completed", "b": "started"}
+    assert seen["a"] == {}
+    assert seen["b"] == {}
+    assert {row.step_id: row.status for row in harness.journal.steps(run_id)} == {
+        "a": "completed",
+        "b": "completed",
+    }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flightdeck.documents import (
@@ -14,6 +14,7 @@ from flightdeck.documents import (
     merge_overlapping,
     parse_document,
 )
+from flightdeck.flightplan._canonical import content_hash
 from flightdeck.flightplan._lint import lint_read
 from flightdeck.flightplan._models import FlightPlan
 from flightdeck.flightplan._parsed import parse_skill
@@ -28,6 +29,21 @@ class PlanLoad:
     document: Document | None
     plan: FlightPlan | None
     diagnostics: tuple[Diagnostic, ...]
+    # Filled by the first `content_hash()`; from `load_plan`, shared by every
+    # load of the same bytes in this process (`_parsed.py`).
+    digest: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    def content_hash(self) -> str:
+        """The plan's content hash (`_canonical.content_hash` of the document
+        as read), computed once per distinct file content in this process.
+        Raises `CanonicalError` as that does; None document: ValueError."""
+        if self.digest:
+            return self.digest[0]
+        if self.document is None:
+            raise ValueError("no document: the file did not parse")
+        value = content_hash(self.document.data, self.document.body)
+        self.digest[:] = [value]
+        return value
 
     @property
     def ok(self) -> bool:
@@ -49,6 +65,7 @@ def load_plan(path: str | Path, *, installed_actions: Collection[str] | None = N
         result.document,
         parsed.plan,
         merge_overlapping(result.diagnostics, list(parsed.lint)),
+        parsed.digest,
     )
 
 

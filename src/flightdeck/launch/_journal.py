@@ -72,6 +72,33 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 )
 
 
+# A step's row: journaled `started`, then finished (completed, failed, ...).
+_STARTED = (
+    "INSERT INTO steps (run_id, step_id, kind, status, started_at, approval)"
+    " VALUES (?, ?, ?, 'started', ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
+    " status = 'started', started_at = excluded.started_at, finished_at = NULL,"
+    " error = NULL, approval = excluded.approval"
+)
+_FINISHED = (
+    "INSERT INTO steps (run_id, step_id, kind, status, finished_at, attempts, result,"
+    " error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
+    " finished_at = excluded.finished_at, attempts = excluded.attempts,"
+    " result = excluded.result, error = excluded.error,"
+    " approval = COALESCE(excluded.approval, steps.approval)"
+)
+# Both of them in one block: the row `_STARTED` then `_FINISHED` leave (the
+# kind is the start's; every other column is set by one or the other).
+_RAN = (
+    "INSERT INTO steps (run_id, step_id, kind, status, started_at, finished_at, attempts,"
+    " result, error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
+    " started_at = excluded.started_at, finished_at = excluded.finished_at,"
+    " attempts = excluded.attempts, result = excluded.result, error = excluded.error,"
+    " approval = excluded.approval"
+)
+
+
 @dataclass(frozen=True)
 class StepRow:
     step_id: str
@@ -156,8 +183,13 @@ def _loads(text: str | None) -> Any:
         ) from None
 
 
+# What `json.dumps(value, sort_keys=True, ensure_ascii=False)` uses, built
+# once: with any keyword `json.dumps` builds a new encoder per call (two per step).
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def _unusable(path: Path, exc: Exception) -> LaunchError:
@@ -185,6 +217,9 @@ class Journal:
         # Inside `batch()`: the writes not yet executed, and the block's timestamp.
         self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
         self._stamp: str | None = None
+        # Inside `batch()`: where in `_pending` a step's start waits, so its
+        # finish in the same block can join it (`step_finished`).
+        self._starts: dict[tuple[str, str], int] = {}
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -250,12 +285,14 @@ class Journal:
                         self._drain(self._db())
                 finally:
                     self._pending, self._stamp = None, None
+                    self._starts.clear()
                     if self._conn is not None and self._conn.in_transaction:
                         self._conn.execute("COMMIT")
 
     def _drain(self, conn: sqlite3.Connection) -> None:
         """Run the block's buffered writes inside its (now open) transaction."""
         pending, self._pending = self._pending or [], []
+        self._starts.clear()
         if not conn.in_transaction:
             conn.execute("BEGIN")
         for sql, group in groupby(pending, key=itemgetter(0)):
@@ -330,13 +367,11 @@ class Journal:
 
     # steps ----------------------------------------------------------------
     def step_started(self, run_id: str, step_id: str, kind: str, approval: str | None) -> None:
-        self._exec(
-            "INSERT INTO steps (run_id, step_id, kind, status, started_at, approval)"
-            " VALUES (?, ?, ?, 'started', ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
-            " status = 'started', started_at = excluded.started_at, finished_at = NULL,"
-            " error = NULL, approval = excluded.approval",
-            (run_id, step_id, kind, self._now(), approval),
-        )
+        args = (run_id, step_id, kind, self._now(), approval)
+        with self._lock:
+            if self._pending is not None:
+                self._starts[(run_id, step_id)] = len(self._pending)
+            self._exec(_STARTED, args)
 
     def step_finished(
         self,
@@ -350,25 +385,45 @@ class Journal:
         error: dict[str, Any] | None = None,
         approval: str | None = None,
     ) -> None:
-        self._exec(
-            "INSERT INTO steps (run_id, step_id, kind, status, finished_at, attempts, result,"
-            " error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
-            " finished_at = excluded.finished_at, attempts = excluded.attempts,"
-            " result = excluded.result, error = excluded.error,"
-            " approval = COALESCE(excluded.approval, steps.approval)",
-            (
-                run_id,
-                step_id,
-                kind,
-                status,
-                self._now(),
-                attempts,
-                None if result is None else _dumps(result),
-                None if error is None else _dumps(error),
-                approval,
-            ),
-        )
+        stored_result = None if result is None else _dumps(result)
+        stored_error = None if error is None else _dumps(error)
+        with self._lock:
+            at = self._starts.pop((run_id, step_id), None) if self._pending is not None else None
+            if self._pending is not None and at is not None:
+                # Started in this block (a cascaded transform): one write
+                # where a start and a finish were two, in the start's place
+                # (rows keep their order), giving the row the two leave.
+                _, (_, _, started_kind, started_at, started_approval) = self._pending[at]
+                self._pending[at] = (
+                    _RAN,
+                    (
+                        run_id,
+                        step_id,
+                        started_kind,
+                        status,
+                        started_at,
+                        self._now(),
+                        attempts,
+                        stored_result,
+                        stored_error,
+                        approval if approval is not None else started_approval,
+                    ),
+                )
+                return
+            self._exec(
+                _FINISHED,
+                (
+                    run_id,
+                    step_id,
+                    kind,
+                    status,
+                    self._now(),
+                    attempts,
+                    stored_result,
+                    stored_error,
+                    approval,
+                ),
+            )
 
     def steps(self, run_id: str) -> list[StepRow]:
         rows = self._rows(

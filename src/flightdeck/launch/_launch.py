@@ -35,7 +35,6 @@ from flightdeck.flightplan import (
     Keyring,
     SkillStore,
     TrustState,
-    content_hash,
     load_plan,
     verify_plan,
 )
@@ -123,7 +122,7 @@ def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> Verif
             first = loaded.errors[0] if loaded.errors else None
             detail = f"{first.location}: {first.message} [{first.code}]" if first else "unreadable"
             raise LaunchError("launch.invalid_plan", f"the plan does not validate: {detail}")
-        digest = content_hash(loaded.document.data, loaded.document.body)
+        digest = loaded.content_hash()
         return VerifiedTarget(loaded.plan, path, digest, unsigned=True)
     try:
         verified = verify_plan(

@@ -26,6 +26,10 @@ from flightdeck.launch._executor import Executor, InlineExecutor
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
 
 _HOST = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9*.-]*(?::[0-9]+)?$")
+# Transforms run in one round's transaction at most: it bounds how long the
+# event loop is held (running steps wait meanwhile) and what a kill -9
+# before the commit makes a resume redo.
+CASCADE_LIMIT = 256
 
 
 class StepJournal(Protocol):
@@ -133,38 +137,52 @@ class Scheduler:
                 wake.set_result(None)
 
         # Steps the executor runs synchronously (a local transform) skip the
-        # task machinery: they run right after the round that journaled
-        # their start commits, and finish in the next round like the rest.
+        # task machinery. A transform is pure and writes no audit record, so
+        # it runs inside the round's transaction, and so do the transforms
+        # it makes ready (a cascade): one commit covers the chain. Killed
+        # before that commit, a resume re-runs only transforms whose
+        # completion was never recorded. Every other step runs only after
+        # the commit that holds its `started` row and its inputs' rows: its
+        # task first runs when the loop next turns, after the block.
         inline = self.executor if isinstance(self.executor, InlineExecutor) else None
         started_inline: list[tuple[Step, StepTask]] = []
         outcomes: list[tuple[Step, StepOutcome]] = []
         while True:
             # One scheduling round, one journal transaction: the rows of the
             # steps that just finished and of those started now commit
-            # together, before any started step runs.
+            # together, before any started step other than a transform runs.
             with self.journal.batch():
                 outcomes.extend((running.pop(f), f.result()) for f in finished)
                 finished.clear()
-                outcomes.sort(key=lambda pair: rank[pair[0].id])
-                for step, outcome in outcomes:
-                    self._finish(step, outcome)
-                    settle(step.id)
-                outcomes.clear()
-                while ready and len(running) + len(started_inline) < max(self.max_parallel, 1):
-                    _, step_id = heapq.heappop(ready)
-                    if step_id not in waiting:
-                        continue  # blocked after it became ready
-                    waiting.discard(step_id)
-                    task = self._dispatch(steps[step_id])
-                    if task is None:
-                        settle(step_id)
-                    elif inline is not None and inline.runs_inline(task):
-                        started_inline.append((steps[step_id], task))
-                    else:
-                        future = asyncio.ensure_future(self.executor.submit(task))
-                        future.add_done_callback(report)
-                        running[future] = steps[step_id]
-            if inline is not None:  # the `started` rows of these are committed now
+                cascaded = 0
+                while True:
+                    outcomes.sort(key=lambda pair: rank[pair[0].id])
+                    for step, outcome in outcomes:
+                        self._finish(step, outcome)
+                        settle(step.id)
+                    outcomes.clear()
+                    while ready and len(running) + len(started_inline) < max(self.max_parallel, 1):
+                        _, step_id = heapq.heappop(ready)
+                        if step_id not in waiting:
+                            continue  # blocked after it became ready
+                        waiting.discard(step_id)
+                        task = self._dispatch(steps[step_id])
+                        if task is None:
+                            settle(step_id)
+                        elif inline is not None and inline.runs_inline(task):
+                            started_inline.append((steps[step_id], task))
+                        else:
+                            future = asyncio.ensure_future(self.executor.submit(task))
+                            future.add_done_callback(report)
+                            running[future] = steps[step_id]
+                    if inline is None or not started_inline or cascaded >= CASCADE_LIMIT:
+                        break
+                    # The same steps in the same order as one round each:
+                    # only the commits between them are left out.
+                    cascaded += len(started_inline)
+                    outcomes.extend((s, inline.run_inline(t)) for s, t in started_inline)
+                    started_inline.clear()
+            if inline is not None:  # past the limit: their `started` rows are committed now
                 outcomes.extend((step, inline.run_inline(task)) for step, task in started_inline)
             started_inline.clear()
             if not running and not outcomes:

@@ -1,0 +1,194 @@
+"""Transforms made ready by transforms run in the same round's transaction
+(the scheduler's cascade); every other step still starts only once its
+`started` row and its inputs' rows are committed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flightdeck.launch import ActionCall, ActionFailed, LaunchEvent, _scheduler
+from flightdeck.launch._transforms import _REGISTRY
+
+from .conftest import Harness, contract, write_plan
+
+
+def _on_disk(path: Path) -> dict[str, str]:
+    # Another connection: what a resume in another process would find.
+    with sqlite3.connect(path) as other:
+        return dict(other.execute("SELECT step_id, status FROM steps").fetchall())
+
+
+def test_an_action_after_a_chain_of_transforms_starts_only_once_they_are_committed(
+    tmp_path: Path,
+) -> None:
+    harness = Harness(tmp_path)
+    seen: dict[str, dict[str, str]] = {}
+
+    async def look(call: ActionCall) -> dict[str, Any]:
+        seen[call.step_id] = _on_disk(harness.journal.path)
+        return {"v": 1}
+
+    harness.handlers["svc.look"] = look
+
+    def transform(step: str, parent: str | None) -> dict[str, Any]:
+        bindings = {"x": f"steps.{parent}.v"} if parent else {}
+        return {"id": step, "kind": "transform", "bindings": bindings, "outputs": ["v"]}
+
+    def action(step: str, parent: str) -> dict[str, Any]:
+        return {
+            "id": step,
+            "kind": "action-call",
+            "actionRef": "aileron:svc.look",
+            "args": {"x": f"steps.{parent}.v"},
+            "outputs": ["v"],
+        }
+
+    steps = [
+        {**transform("t1", None), "bindings": {"x": "inputs.seed"}},
+        transform("t2", "t1"),
+        transform("t3", "t2"),
+        action("a", "t3"),
+        transform("t4", "a"),
+        transform("t5", "t4"),
+        action("b", "t5"),
+    ]
+    seed = {"name": "seed", "type": "number", "resolution": {"rule": "literal", "default": 1}}
+    plan = write_plan(
+        tmp_path, steps=steps, inputs=[seed], actions={"aileron:svc.look": contract()}
+    )
+    assert harness.run(plan).status == "completed"
+    assert seen["a"] == {"t1": "completed", "t2": "completed", "t3": "completed", "a": "started"}
+    assert seen["b"] == {
+        **{step: "completed" for step in ("t1", "t2", "t3", "a", "t4", "t5")},
+        "b": "started",
+    }
+
+
+# -- the cascade changes commits only: same order, events, rows and audit ----
+
+
+@st.composite
+def dags(draw: st.DrawFn) -> tuple[list[list[int]], list[bool], set[int]]:
+    size = draw(st.integers(1, 12))
+    parents = [
+        sorted(draw(st.sets(st.integers(0, i - 1), max_size=3))) if i else [] for i in range(size)
+    ]
+    actions = [draw(st.booleans()) for _ in range(size)]
+    failing = draw(st.sets(st.integers(0, size - 1), max_size=2))
+    return parents, actions, failing
+
+
+def _stable(fields: Any) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if k not in {"launch_time", "out_dir"}}
+
+
+def _walk(tmp: Path, dag: Any, max_parallel: int, limit: int) -> tuple[Any, ...]:
+    parents, actions, failing = dag
+    harness = Harness(tmp)
+    order: list[str] = []
+
+    async def work(call: ActionCall) -> dict[str, Any]:
+        order.append(call.step_id)
+        await asyncio.sleep(0)
+        if int(call.step_id[1:]) in failing:
+            raise ActionFailed("planned failure")
+        return {"out": call.step_id}
+
+    def compute(bindings: Any, ctx: Any) -> Any:
+        order.append(ctx.step_id)
+        if int(ctx.step_id[1:]) in failing:
+            raise ValueError("planned failure")
+        return {"out": ctx.step_id}
+
+    harness.handlers["svc.work"] = work
+    _REGISTRY["cascade_test"] = compute
+    steps: list[dict[str, Any]] = []
+    for i in reversed(range(len(parents))):  # declared out of order: ties are not trivial
+        refs = {f"p{p}": f"steps.s{p}.out" for p in parents[i]}
+        if actions[i]:
+            step = {"kind": "action-call", "actionRef": "aileron:svc.work", "args": refs}
+        else:
+            step = {"kind": "transform", "transform": "cascade_test", "bindings": refs}
+        steps.append({"id": f"s{i}", **step, "outputs": ["out"]})
+    plan = write_plan(tmp, steps=steps, actions={"aileron:svc.work": contract()})
+    events: list[LaunchEvent] = []
+    old = _scheduler.CASCADE_LIMIT
+    _scheduler.CASCADE_LIMIT = limit
+    try:
+        result = harness.run(plan, max_parallel=max_parallel, on_event=events.append)
+    finally:
+        _scheduler.CASCADE_LIMIT = old
+        _REGISTRY.pop("cascade_test", None)
+    rows = [
+        (r.step_id, r.kind, r.status, r.attempts, r.result, r.error, r.approval)
+        for r in harness.journal.steps(result.run_id)
+    ]
+    # The audit trail with what differs between any two runs taken out.
+    records = [
+        (r.kind, json.dumps(_stable(r.fields), sort_keys=True).replace(result.run_id, "RUN"))
+        for r in harness.audit.records()
+    ]
+    harness.journal.close()
+    happened = [(e.kind, e.step_id, e.status, e.detail) for e in events if e.kind != "run_started"]
+    return order, happened, rows, result.status, result.steps, records
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(dags(), st.sampled_from([1, 1, 3]), st.sampled_from([1, 2, 256]))
+def test_a_cascade_walks_like_one_round_per_step(
+    tmp_path_factory: Any, dag: Any, max_parallel: int, limit: int
+) -> None:
+    """With CASCADE_LIMIT 0 the scheduler is the one-round-per-step walk.
+    Only where no two steps can race (one at a time, or transforms only) is
+    the order a fact of the plan; there the walks must agree exactly."""
+    parents, actions, failing = dag
+    if max_parallel > 1 and any(actions):
+        actions = [False] * len(actions)
+    dag = (parents, actions, failing)
+    slow = _walk(tmp_path_factory.mktemp("slow"), dag, max_parallel, 0)
+    fast = _walk(tmp_path_factory.mktemp("fast"), dag, max_parallel, limit)
+    assert fast == slow
+
+
+def test_a_chain_longer_than_the_limit_commits_between_cascades(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """docs/launch.md: up to 256 transforms per round; the next starts after
+    the commit, like one round per step."""
+    assert _scheduler.CASCADE_LIMIT == 256
+    monkeypatch.setattr(_scheduler, "CASCADE_LIMIT", 2)
+    harness = Harness(tmp_path)
+    seen: dict[str, dict[str, str]] = {}
+
+    def look(bindings: Any, ctx: Any) -> int:
+        seen[ctx.step_id] = _on_disk(harness.journal.path)
+        return 1
+
+    _REGISTRY["look_chain"] = look
+    try:
+        steps = [
+            {
+                "id": f"t{i}",
+                "kind": "transform",
+                "transform": "look_chain",
+                "bindings": {"x": f"steps.t{i - 1}.v"} if i else {},
+                "outputs": ["v"],
+            }
+            for i in range(5)
+        ]
+        assert harness.run(write_plan(tmp_path, steps=steps)).status == "completed"
+    finally:
+        _REGISTRY.pop("look_chain", None)
+    assert seen["t0"] == seen["t1"] == {}
+    # t0 and t1 cascaded; t2 runs after their commit, then t3 and t4 cascade.
+    committed = {"t0": "completed", "t1": "completed", "t2": "started"}
+    assert seen["t2"] == seen["t3"] == seen["t4"] == committed
