@@ -85,3 +85,22 @@ def test_sync_pipeline_is_guarded_too(tmp_path: Path, listener: int) -> None:
     driver = make(tmp_path, "dial", [])
     with pytest.raises(DriverCallError, match="egress_denied"):
         driver.invoke_sync("text.echo", {"text": "127.0.0.1", "times": listener}, {})
+
+
+def test_each_call_has_its_own_layer_and_follows_a_changed_egress(
+    tmp_path: Path, listener: int
+) -> None:
+    """The per-call layer is stamped from a template built once: a refusal one call
+    recorded does not leak into the next, and a driver whose egress changes is held
+    to the new list."""
+    driver = make(tmp_path, "swallow", [])
+    for _ in range(2):  # the package swallows the refusal; the call still fails closed
+        with pytest.raises(DriverCallError) as info:
+            call(driver, "127.0.0.1", listener)
+        assert info.value.code == "egress_denied"
+        assert info.value.details == {"denied": ["lookup of 127.0.0.1"]}
+    driver.egress = ("127.0.0.1",)
+    assert call(driver, "127.0.0.1", listener) == {"ok": True}
+    driver.egress = ()
+    with pytest.raises(DriverCallError, match=r"outside network\.egress \(none declared\)"):
+        call(driver, "127.0.0.1", listener)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from flightdeck.guard import Policy, Refused, active, host_matches, layers
+from flightdeck.guard import Event, Policy, Refused, active, host_matches, layers
 
 from .conftest import FakeDns
 
@@ -155,3 +157,31 @@ def test_the_layer_ends_with_the_block() -> None:
         assert len(layers()) == 1
     assert layers() == ()
     sys.audit("socket.getaddrinfo", "anything.example", 443, 0, 0, 0)  # no guard, no refusal
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Policy.watch(),
+        lambda: Policy.allow_hosts(["API.example.com.", "*.x.org"], owner="o", limit="l"),
+        lambda: Policy.allow_hosts([], owner="o", limit="l", names_only=True),
+        lambda: Policy.deny_all(["secret.txt"], owner="o", limit="l"),
+        lambda: Policy.confine_files(["/tmp"], owner="o", limit="l"),
+    ],
+)
+def test_fresh_has_the_rules_of_a_new_policy_and_its_own_records(
+    build: Callable[[], Policy],
+) -> None:
+    """`fresh` stamps per-call layers from a template: same rules, nothing shared."""
+    template = build()
+    copy = template.fresh()
+    made = build()
+    assert type(copy) is Policy
+    for f in dataclasses.fields(Policy):
+        assert getattr(copy, f.name) == getattr(made, f.name), f.name
+        if f.default_factory is not dataclasses.MISSING:
+            assert getattr(copy, f.name) is not getattr(template, f.name), f.name
+    copy.denied.append(Event("dns", "lookup of x", host="x"))
+    copy.addresses.add("192.0.2.1")
+    assert template.denied == [] and template.addresses == set()
+    assert template.fresh().denied == []

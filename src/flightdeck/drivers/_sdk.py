@@ -74,6 +74,9 @@ class SdkDriver:
     _secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
     _make_client: Callable[[type, str], Any] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _egress_template: tuple[str, tuple[str, ...], Policy] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     kind: str = "sdk"
 
@@ -149,14 +152,20 @@ class SdkDriver:
 
         Names only: an IP cannot be attributed to a declared host without
         resolving (base URLs and proxies point SDKs at addresses), so any IP
-        passes once egress is declared; with none declared nothing passes."""
-        allowed = ", ".join(self.egress) or "none declared"
-        return Policy.allow_hosts(
-            self.egress,
-            owner=f"driver {self.id}",
-            limit=f"network.egress ({allowed})",
-            names_only=True,
-        )
+        passes once egress is declared; with none declared nothing passes.
+        Each call gets its own layer (it records what the call was refused),
+        stamped from one built for the driver's current id and egress."""
+        built = self._egress_template
+        if built is None or built[0] is not self.id or built[1] is not self.egress:
+            allowed = ", ".join(self.egress) or "none declared"
+            template = Policy.allow_hosts(
+                self.egress,
+                owner=f"driver {self.id}",
+                limit=f"network.egress ({allowed})",
+                names_only=True,
+            )
+            built = self._egress_template = (self.id, self.egress, template)
+        return built[2].fresh()
 
     def _finish(self, value: Any, sdk: SdkBinding) -> Any:
         try:

@@ -14,7 +14,6 @@ inputs), invoke, validate the output, and audit the call (never its values).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from flightdeck.audit import AuditRecord, AuditSink
 from flightdeck.documents import fast_validator
+from flightdeck.drivers._deadline import within
 from flightdeck.drivers._errors import (
     INPUT_INVALID,
     OUTPUT_INVALID,
@@ -180,8 +180,7 @@ def check_output(binding: ToolBinding, value: Any) -> None:
 async def _within(binding: ToolBinding, call: Awaitable[Any]) -> Any:
     timeout_ms = binding.timeout_ms or 0
     try:
-        async with asyncio.timeout(timeout_ms / 1000):
-            return await call
+        return await within(call, timeout_ms / 1000)
     except TimeoutError:
         raise DriverCallError(
             DRIVER_TIMEOUT,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from flightdeck.documents import Diagnostic, pointer_join
@@ -27,6 +27,7 @@ from flightdeck.drivers._template_parse import (
 )
 
 _MISSING: Any = object()
+Reader = Callable[[Mapping[str, Any]], Any]
 _POSITIONAL = re.compile(r"^_(0|[1-9][0-9]*)$")
 
 
@@ -60,6 +61,11 @@ class Node:
 
     def render(self, scope: Mapping[str, Any]) -> Any:
         raise NotImplementedError
+
+    def reader(self) -> Reader:
+        """What renders this node per call: `render` unless a node has a faster way
+        to the same value (it falls back to `render` for anything else, errors too)."""
+        return self.render
 
     def refs(self) -> Iterator[Ref]:
         return iter(())
@@ -105,6 +111,31 @@ class Whole(Node):
 
     def render(self, scope: Mapping[str, Any]) -> Any:
         return _evaluate(self.expr, scope, self.pointer)
+
+    def reader(self) -> Reader:
+        """`${root.a.b}` (names only, at most a `default`) found through plain dicts is
+        read directly: ~0.15 us instead of ~0.45 through `_evaluate` and `_lookup`."""
+        ref, filters = self.expr.ref, self.expr.filters
+        if not all(type(key) is str for key in ref.path) or any(
+            not isinstance(flt, Default) for flt in filters
+        ):
+            return self.render
+        root, path, render = ref.root, ref.path, self.render
+        defaults = tuple(flt.value for flt in filters if isinstance(flt, Default))
+        default = defaults[0] if len(defaults) == 1 else _MISSING
+
+        def read(scope: Mapping[str, Any]) -> Any:
+            value = scope.get(root, _MISSING)
+            for key in path:
+                if type(value) is not dict:
+                    return render(scope)
+                value = value.get(key, _MISSING)
+            if value is _MISSING or (value is None and filters):
+                # missing, or a default applies: `render` says which (once, or chained)
+                return render(scope) if default is _MISSING else default
+            return value
+
+        return read
 
     def refs(self) -> Iterator[Ref]:
         yield self.expr.ref
@@ -205,10 +236,23 @@ class ArgsTemplate:
     positional: tuple[Node, ...]
     keywords: tuple[tuple[str, Node], ...]
     pointer: str
+    # each node's `reader`, taken once (`render` is per call, at ~1 us a call before)
+    _positional: tuple[Reader, ...] = field(init=False, repr=False, compare=False)
+    _keywords: tuple[tuple[str, Reader], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_positional", tuple(n.reader() for n in self.positional))
+        keywords = tuple((name, node.reader()) for name, node in self.keywords)
+        object.__setattr__(self, "_keywords", keywords)
 
     def render(self, scope: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        args = [node.render(scope) for node in self.positional]
-        kwargs = {name: node.render(scope) for name, node in self.keywords}
+        # plain loops: a comprehension is one more frame per call
+        args = []
+        for read in self._positional:
+            args.append(read(scope))
+        kwargs = {}
+        for name, read in self._keywords:
+            kwargs[name] = read(scope)
         return args, kwargs
 
     def refs(self) -> Iterator[Ref]:

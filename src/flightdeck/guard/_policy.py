@@ -6,7 +6,7 @@ import functools
 import ipaddress
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 
 from flightdeck.guard._events import Event
 from flightdeck.guard._scope import FileScope, StrPath
@@ -14,7 +14,6 @@ from flightdeck.guard._scope import FileScope, StrPath
 Resolver = Callable[[str], set[str]]
 
 
-@functools.lru_cache(maxsize=1024)  # per call a driver re-normalises its egress list
 # A pure function of the text, asked for per action call (its contract's hosts)
 # and per connection checked; a host name costs two failed IP parses (~3 µs).
 @functools.lru_cache(maxsize=1024)
@@ -104,6 +103,16 @@ class Policy:
         """Network only to `hosts` (exact names, IPs, `*.domain`); the rest untouched."""
         return cls(owner=owner, limit=limit, hosts=frozenset(hosts), names_only=names_only)
 
+    def fresh(self) -> Policy:
+        """The same rules with nothing recorded yet: a per-call layer stamped from one
+        built once (about 0.6 us where the constructor, normalising again, takes 1.1)."""
+        state = self.__dict__.copy()
+        for name, factory in _RECORDS:
+            state[name] = factory()
+        new = object.__new__(type(self))
+        new.__dict__ = state
+        return new
+
     @classmethod
     def deny_all(cls, files: Iterable[str] = (), *, owner: str, limit: str) -> Policy:
         """No network, no subprocess, and none of `files` opened."""
@@ -185,3 +194,10 @@ class Policy:
         """`name` was looked up with this layer's permission: its addresses are allowed."""
         if self.hosts is not None and any(host_matches(name, p) for p in self.hosts):
             self.addresses.update(normal_host(a) for a in addresses)
+
+
+# What a layer records while guarding (`observed`, `denied`...): every field built by
+# a factory, so `fresh` gives each new layer its own, whatever fields are added later.
+_RECORDS = tuple(
+    (f.name, f.default_factory) for f in fields(Policy) if f.default_factory is not MISSING
+)
