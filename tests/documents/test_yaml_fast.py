@@ -239,3 +239,18 @@ def test_fast_path_agrees_on_the_corpus(path: Path) -> None:
     if not text.startswith("---\n") or text.count("\n---\n") < 1:
         pytest.skip("no frontmatter block")
     _check(text[4:].split("\n---\n", 1)[0] + "\n")
+
+
+def test_remembered_scalars_still_meet_a_lower_digit_cap() -> None:
+    text = "a: 12345\nb: true\n"
+    assert _check(text)  # resolves, and remembers, 12345 under the default cap
+    tight = YamlLimits(max_int_digits=3)
+    assert fast_compose(text, 0, tight) is None
+    diagnostic = _general(text, tight)
+    assert isinstance(diagnostic, Diagnostic) and diagnostic.code == "yaml.number_too_large"
+
+
+def test_a_mapping_over_the_key_cap_is_left_to_the_general_path() -> None:
+    text = "a: 1\nb: 2\nc: 3\n"
+    assert fast_compose(text, 0, YamlLimits(max_keys=2)) is None
+    assert _check(text, YamlLimits(max_keys=3))

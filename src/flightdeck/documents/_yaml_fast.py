@@ -52,6 +52,12 @@ _MAX_FAST_DEPTH = 32
 _MAX_KEY_CHARS = 1000
 
 
+# Resolved plain scalars, shared across documents: most repeat (`true`, `1`).
+_PLAIN_CACHE: dict[str, Any] = {}
+_CACHED_CHARS = 32
+_MISSING = object()
+
+
 class _GiveUp(Exception):
     """The document is outside the fast subset: use the general path."""
 
@@ -60,6 +66,7 @@ def fast_compose(text: str, line_offset: int, limits: YamlLimits) -> tuple[Any, 
     """The document's data and source map, or None to use the general path."""
     if (
         not text
+        or len(text) > limits.max_scalar_chars  # so no scalar in it breaks that cap
         or "#" in text
         or "\n\n" in text
         or " \n" in text
@@ -75,7 +82,7 @@ def fast_compose(text: str, line_offset: int, limits: YamlLimits) -> tuple[Any, 
     del rows[len(lines) :]
     if len(rows) != len(lines) or not rows[0][2] or rows[0][1]:
         return None
-    reader = _Reader(lines, rows, line_offset + 1, limits)
+    reader = _Reader(lines, rows, [len(row[0]) for row in rows], line_offset + 1, limits)
     try:
         data, end = reader.mapping(0, 0, "", 1)
     except (_GiveUp, TooBig):
@@ -90,39 +97,47 @@ Row = tuple[str, str, str, str, str, str]  # indent, dash, key, spaces, value, o
 
 class _Reader:
     def __init__(
-        self, lines: list[str], rows: list[Row], line_base: int, limits: YamlLimits
+        self,
+        lines: list[str],
+        rows: list[Row],
+        indents: list[int],
+        line_base: int,
+        limits: YamlLimits,
     ) -> None:
         self.lines = lines
         self.rows = rows
+        self.indents = indents
         self.base = line_base
         self.max_depth = min(limits.max_depth, HARD_MAX_DEPTH, _MAX_FAST_DEPTH)
-        self.max_chars = limits.max_scalar_chars
         self.max_keys = limits.max_keys
         self.max_digits = limits.max_int_digits
         self.values: dict[str, tuple[int, int]] = {}
         self.keys: dict[str, tuple[int, int]] = {}
 
+    def plain(self, text: str) -> Any:
+        """`plain_scalar`, remembered for short texts (`true`, `1`, `null`...)."""
+        value = _PLAIN_CACHE.get(text, _MISSING)
+        if value is _MISSING:
+            value = plain_scalar(text, self.max_digits)
+            # Short texts cannot break any digit cap of 32 or more.
+            if len(text) <= _CACHED_CHARS <= self.max_digits and len(_PLAIN_CACHE) < 4096:
+                _PLAIN_CACHE[text] = value
+        elif self.max_digits < _CACHED_CHARS:
+            value = plain_scalar(text, self.max_digits)
+        return value
+
     def mapping(self, i: int, col: int, pointer: str, depth: int) -> tuple[dict[str, Any], int]:
         """A block mapping whose first key is on row i at column col."""
         if depth > self.max_depth:
             raise _GiveUp
-        rows, n, base = self.rows, len(self.rows), self.base
+        rows, indents, n, base = self.rows, self.indents, len(self.rows), self.base
         values, keys = self.values, self.keys
-        max_chars = self.max_chars
         values[pointer] = (i + base, col + 1)
         out: dict[str, Any] = {}
         row = rows[i]
         while True:
             key = row[2]
-            if (
-                not key
-                or key in out
-                or key in NULL
-                or key == "<<"
-                or len(out) >= self.max_keys
-                or len(key) > _MAX_KEY_CHARS
-                or len(key) > max_chars
-            ):
+            if not key or key in out or key in NULL or key == "<<" or len(key) > _MAX_KEY_CHARS:
                 raise _GiveUp
             if "/" in key or "~" in key:
                 child = pointer + "/" + key.replace("~", "~0").replace("/", "~1")
@@ -135,24 +150,19 @@ class _Reader:
                 i += 1
                 if (
                     value[0] not in _NOT_FIRST
-                    and (i >= n or len(rows[i][0]) <= col)  # no continuation line
+                    and (i >= n or indents[i] <= col)  # no continuation line
                     and ": " not in value
                     and value[-1] != ":"
-                    and len(value) <= max_chars
                 ):  # the common case: a one-line plain scalar
                     values[child] = (i - 1 + base, vcol + 1)
-                    out[key] = (
-                        value
-                        if value[0] not in SCALAR_STARTS
-                        else plain_scalar(value, self.max_digits)
-                    )
+                    out[key] = value if value[0] not in SCALAR_STARTS else self.plain(value)
                 else:
                     out[key], i = self.scalar(i - 1, vcol, value, col, child, depth)
             else:  # the value is a block collection on the next rows
                 i += 1
                 if i >= n:
                     raise _GiveUp  # a null value: left to the general path
-                ind = len(rows[i][0])
+                ind = indents[i]
                 if rows[i][1] and ind >= col:
                     out[key], i = self.sequence(i, ind, child, depth + 1)
                 elif ind > col:
@@ -161,20 +171,19 @@ class _Reader:
                     out[key], i = self.mapping(i, ind, child, depth + 1)
                 else:
                     raise _GiveUp
-            if i >= n:
+            if i >= n or indents[i] < col:
+                if len(out) > self.max_keys:  # no key repeats, so it grew past the cap
+                    raise _GiveUp
                 return out, i
             row = rows[i]
-            ind = len(row[0])
-            if ind < col:
-                return out, i
-            if ind > col or row[1]:
+            if indents[i] > col or row[1]:
                 raise _GiveUp
 
     def sequence(self, i: int, col: int, pointer: str, depth: int) -> tuple[list[Any], int]:
         """A block sequence whose first `- ` is on row i at column col."""
         if depth > self.max_depth:
             raise _GiveUp
-        rows, n, base = self.rows, len(self.rows), self.base
+        rows, indents, n, base = self.rows, self.indents, len(self.rows), self.base
         self.values[pointer] = (i + base, col + 1)
         out: list[Any] = []
         while True:
@@ -191,9 +200,8 @@ class _Reader:
             out.append(value)
             if i >= n:
                 return out, i
-            row = rows[i]
-            ind = len(row[0])
-            if ind == col and row[1]:
+            ind = indents[i]
+            if ind == col and rows[i][1]:
                 continue
             if ind > col:
                 raise _GiveUp
@@ -219,18 +227,16 @@ class _Reader:
             parts = [rest]
             i = self.continuation(i + 1, parent_col, parts)
             text = " ".join(parts) if len(parts) > 1 else rest
-            if ": " in text or text[-1] == ":" or len(text) > self.max_chars:
+            if ": " in text or text[-1] == ":":
                 raise _GiveUp
             return plain_scalar(text, self.max_digits), i
-        if len(value) > self.max_chars:
-            raise _GiveUp
         return value, i
 
     def continuation(self, i: int, parent_col: int, parts: list[str]) -> int:
         """Append the folded continuation lines of a plain scalar."""
-        rows, lines, n = self.rows, self.lines, len(self.rows)
+        indents, lines, n = self.indents, self.lines, len(self.rows)
         while i < n:
-            ind = len(rows[i][0])
+            ind = indents[i]
             if ind <= parent_col:
                 break
             seg = lines[i][ind:]
@@ -249,7 +255,7 @@ class _Reader:
         still_open: re.Pattern[str],
     ) -> tuple[str, int]:
         """A quoted scalar, its lines folded; `seg` follows the opening quote."""
-        rows, lines, n = self.rows, self.lines, len(self.rows)
+        indents, lines, n = self.indents, self.lines, len(self.rows)
         parts: list[str] = []
         while True:
             m = closed.match(seg)
@@ -264,7 +270,7 @@ class _Reader:
             i += 1
             if i >= n:
                 raise _GiveUp
-            ind = len(rows[i][0])
+            ind = indents[i]
             if ind <= parent_col:
                 raise _GiveUp
             seg = lines[i][ind:]
