@@ -50,6 +50,8 @@ _MAX_FAST_DEPTH = 32
 # libyaml refuses a plain (simple) key longer than 1,024 characters; longer
 # keys, and those near the limit, are left to it.
 _MAX_KEY_CHARS = 1000
+# Keys the general path refuses (null) or treats specially (`<<` merges).
+_REFUSED_KEYS = NULL | {"<<"}
 
 
 # Resolved plain scalars, shared across documents: most repeat (`true`, `1`).
@@ -78,6 +80,8 @@ def fast_compose(text: str, line_offset: int, limits: YamlLimits) -> tuple[Any, 
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
+    if max(map(len, lines)) > _MAX_KEY_CHARS:  # so no key can be too long
+        return None
     rows = _ROW.findall(text)  # one per line, then an empty one after a last `\n`
     del rows[len(lines) :]
     if len(rows) != len(lines) or not rows[0][2] or rows[0][1]:
@@ -137,7 +141,7 @@ class _Reader:
         row = rows[i]
         while True:
             key = row[2]
-            if not key or key in out or key in NULL or key == "<<" or len(key) > _MAX_KEY_CHARS:
+            if key in out or key in _REFUSED_KEYS:  # "" (no key) is in it too
                 raise _GiveUp
             if "/" in key or "~" in key:
                 child = pointer + "/" + key.replace("~", "~0").replace("/", "~1")
