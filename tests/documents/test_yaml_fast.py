@@ -219,6 +219,7 @@ def test_fast_path_answers_the_common_shapes() -> None:
         "a: 'x\nb: 2\n",  # unterminated quote
         'a: "x\\ty"\n',  # escape
         "- a\n",  # a sequence at the root
+        "k" * 1100 + ": 1\n",  # a key past libyaml's simple-key limit
         "a: " + "1" * 101 + "\n",  # an integer over the digit cap
         "k" * 1025 + ": 1\n",  # a plain key longer than libyaml allows
         "a:\n- " + "k" * 1025 + ": 1\n",
