@@ -86,7 +86,9 @@ def fast_compose(text: str, line_offset: int, limits: YamlLimits) -> tuple[Any, 
     del rows[len(lines) :]
     if len(rows) != len(lines) or not rows[0][2] or rows[0][1]:
         return None
-    reader = _Reader(lines, rows, [len(row[0]) for row in rows], line_offset + 1, limits)
+    indents = [len(row[0]) for row in rows]
+    indents.append(-1)  # past the last line: ends every open collection and scalar
+    reader = _Reader(lines, rows, indents, line_offset + 1, limits)
     try:
         data, end = reader.mapping(0, 0, "", 1)
     except (_GiveUp, TooBig):
@@ -136,7 +138,9 @@ class _Reader:
             raise _GiveUp
         rows, indents, n, base = self.rows, self.indents, len(self.rows), self.base
         values, keys = self.values, self.keys
-        values[pointer] = (i + base, col + 1)
+        column = col + 1
+        values[pointer] = (i + base, column)
+        prefix = pointer + "/"
         out: dict[str, Any] = {}
         row = rows[i]
         while True:
@@ -144,23 +148,23 @@ class _Reader:
             if key in out or key in _REFUSED_KEYS:  # "" (no key) is in it too
                 raise _GiveUp
             if "/" in key or "~" in key:
-                child = pointer + "/" + key.replace("~", "~0").replace("/", "~1")
+                child = prefix + key.replace("~", "~0").replace("/", "~1")
             else:
-                child = pointer + "/" + key
-            keys[child] = (i + base, col + 1)
+                child = prefix + key
+            keys[child] = (i + base, column)
             value = row[4]
             if value:
-                vcol = col + len(key) + 1 + len(row[3])
                 i += 1
                 if (
                     value[0] not in _NOT_FIRST
-                    and (i >= n or indents[i] <= col)  # no continuation line
+                    and indents[i] <= col  # no continuation line
                     and ": " not in value
                     and value[-1] != ":"
                 ):  # the common case: a one-line plain scalar
-                    values[child] = (i - 1 + base, vcol + 1)
+                    values[child] = (i - 1 + base, column + len(key) + 1 + len(row[3]))
                     out[key] = value if value[0] not in SCALAR_STARTS else self.plain(value)
                 else:
+                    vcol = col + len(key) + 1 + len(row[3])
                     out[key], i = self.scalar(i - 1, vcol, value, col, child, depth)
             else:  # the value is a block collection on the next rows
                 i += 1
@@ -175,7 +179,7 @@ class _Reader:
                     out[key], i = self.mapping(i, ind, child, depth + 1)
                 else:
                     raise _GiveUp
-            if i >= n or indents[i] < col:
+            if indents[i] < col:
                 if len(out) > self.max_keys:  # no key repeats, so it grew past the cap
                     raise _GiveUp
                 return out, i
@@ -187,7 +191,7 @@ class _Reader:
         """A block sequence whose first `- ` is on row i at column col."""
         if depth > self.max_depth:
             raise _GiveUp
-        rows, indents, n, base = self.rows, self.indents, len(self.rows), self.base
+        rows, indents, base = self.rows, self.indents, self.base
         self.values[pointer] = (i + base, col + 1)
         out: list[Any] = []
         while True:
@@ -202,8 +206,6 @@ class _Reader:
                     raise _GiveUp  # an empty entry
                 value, i = self.scalar(i, item_col, item, col, child, depth)
             out.append(value)
-            if i >= n:
-                return out, i
             ind = indents[i]
             if ind == col and rows[i][1]:
                 continue
@@ -238,8 +240,8 @@ class _Reader:
 
     def continuation(self, i: int, parent_col: int, parts: list[str]) -> int:
         """Append the folded continuation lines of a plain scalar."""
-        indents, lines, n = self.indents, self.lines, len(self.rows)
-        while i < n:
+        indents, lines = self.indents, self.lines
+        while True:
             ind = indents[i]
             if ind <= parent_col:
                 break
