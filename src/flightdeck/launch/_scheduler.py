@@ -152,6 +152,10 @@ class Scheduler:
             # steps that just finished and of those started now commit
             # together, before any started step other than a transform runs.
             with self.journal.batch():
+                # A step with effects that just finished is committed before
+                # any transform runs: a kill -9 during a cascade must not
+                # leave a finished call looking unfinished (in doubt).
+                held = bool(finished)
                 outcomes.extend((running.pop(f), f.result()) for f in finished)
                 finished.clear()
                 cascaded = 0
@@ -175,7 +179,7 @@ class Scheduler:
                             future = asyncio.ensure_future(self.executor.submit(task))
                             future.add_done_callback(report)
                             running[future] = steps[step_id]
-                    if inline is None or not started_inline or cascaded >= CASCADE_LIMIT:
+                    if inline is None or not started_inline or held or cascaded >= CASCADE_LIMIT:
                         break
                     # The same steps in the same order as one round each:
                     # only the commits between them are left out.
