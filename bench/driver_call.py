@@ -11,9 +11,14 @@ over a module with a trivial function. Timed, in alternating rounds:
                (`check_input` + `SdkDriver.invoke_sync` + `check_output`)
 - to_thread:   call_tool over the sync function (which runs via asyncio.to_thread)
 
-Each round times a batch of calls; the per-call figure of a round is the batch
-time divided by its size; medians are over rounds. Overhead = median(path) -
-median(direct). Target: < 50 us at the median for the in-loop paths.
+Each round times a batch of calls of every path in turn (in reverse order every
+other round, so no path always runs right after the same neighbour); the
+per-call figure of a round is the batch time divided by its size. Reported:
+the median per call over rounds, and against each path's baseline the median
+over rounds of that round's overhead (path - direct) or ratio (thread path /
+bare `to_thread`), with the lowest and highest round.
+Targets (issue 14): overhead <= 15 us for call_tool over an async function,
+<= 5 us for the sync pipeline in the calling thread, thread path <= 2x bare.
 Run: `.venv/bin/python bench/driver_call.py` (or `make bench`).
 """
 
@@ -150,17 +155,18 @@ async def measure(fast: SdkDriver, slow: SdkDriver) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {k: [] for k in paths}
     for fn in paths.values():  # warm-up
         await per_call(fn, 200)
-    for _ in range(ROUNDS):
-        for name, fn in paths.items():
+    for i in range(ROUNDS):
+        for name, fn in list(paths.items())[:: 1 if i % 2 == 0 else -1]:
             n = BATCH if name not in {"to_thread", "bare_thread"} else BATCH // 10
             results[name].append(await per_call(fn, n))
     return results
 
 
-def _spread(results: dict[str, list[float]], a: str, b: str, minus: str | None = None) -> str:
-    """Per-round figures of `b` against `a` (the rounds alternate all paths):
-    the overhead b - a, or with `minus` the ratio (b) / (a)."""
-    if minus is None:
+def _spread(results: dict[str, list[float]], a: str, b: str, *, ratio: bool = False) -> str:
+    """`b` against its baseline `a`, round by round (each round times every path):
+    the median of the per-round overhead b - a, or with `ratio` of b / a, and the
+    lowest and highest round."""
+    if not ratio:
         diffs = [y - x for x, y in zip(results[a], results[b], strict=True)]
         return f"{statistics.median(diffs):.1f} us ({min(diffs):.1f}-{max(diffs):.1f})"
     ratios = [y / x for x, y in zip(results[a], results[b], strict=True)]
@@ -191,7 +197,7 @@ def main() -> None:
         (
             "call_tool, sync function via asyncio.to_thread",
             med["to_thread"],
-            _spread(results, "bare_thread", "to_thread", minus="ratio") + " of bare",
+            _spread(results, "bare_thread", "to_thread", ratio=True) + " of bare",
             "<= 2x bare",
         ),
     ]
@@ -201,8 +207,9 @@ def main() -> None:
         "Per-call cost of a tool call through an in-process SDK driver (input schema,"
         " args_template, call, `result_extract`, output schema) against the trivial function"
         f" called directly, one process; {ROUNDS} rounds, each timing every path in turn"
-        f" ({BATCH} calls, {BATCH // 10} for the thread paths); medians over rounds, and the"
-        " per-round overhead or ratio with its lowest-highest round.",
+        f" ({BATCH} calls, {BATCH // 10} for the thread paths; the order reversed every other"
+        " round); medians over rounds, and the median per-round overhead or ratio with its"
+        " lowest-highest round.",
         "",
         "| path | per call (median) | against its baseline | target |",
         "|---|---|---|---|",

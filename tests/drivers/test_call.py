@@ -191,6 +191,21 @@ def test_successful_calls_are_audited_without_values(tmp_path: Path) -> None:
     assert "private words" not in repr(record.to_dict())
 
 
+def test_audit_record_fields_of_a_call_in_order(tmp_path: Path) -> None:
+    """What a driver.call record holds, success and failure (built only for a sink)."""
+    sink = MemoryAuditSink()
+    driver = make(tmp_path)
+    run(driver, {"text": "x"}, audit=sink, run_id="ok")
+    with pytest.raises(DriverCallError):
+        run(driver, {"text": 3}, audit=sink, run_id="bad")
+    (good,) = sink.records(run_id="ok")
+    (bad,) = sink.records(run_id="bad")
+    assert list(good.fields) == ["tool", "driver", "kind", "ok", "duration_ms"]
+    assert good.fields["driver"] == driver.id and good.fields["kind"] == "sdk"
+    assert list(bad.fields) == ["tool", "driver", "kind", "ok", "code", "message"]
+    assert (bad.fields["ok"], bad.fields["code"]) == (False, "input_invalid")
+
+
 def test_function_driver_is_a_handler_backed_driver() -> None:
     io = define_io(
         {"inputs": {"type": "object", "required": ["a"]}, "outputs": {"type": "integer"}}

@@ -224,3 +224,24 @@ class TimedDriver(FunctionDriver):
     def binding(self, tool_id: str) -> ToolBinding | None:
         found = super().binding(tool_id)
         return None if found is None else dataclasses.replace(found, timeout_ms=1000)
+
+
+def test_call_tool_never_times_out_a_call_that_does_not_suspend() -> None:
+    """docs/drivers.md: the deadline can only act at a suspension (as with a plain
+    `asyncio.timeout`); here it has passed before the call starts (0 ms)."""
+
+    async def handler(value: Any, context: Any) -> Any:
+        return value["n"] + 1
+
+    async def main() -> Any:
+        driver = ZeroTimeoutDriver("d", {"t.x": handler})
+        assert driver.binding("t.x").timeout_ms == 0  # type: ignore[union-attr]
+        return (await call_tool("t.x", {"n": 1}, driver=driver)).output
+
+    assert asyncio.run(main()) == 2
+
+
+class ZeroTimeoutDriver(FunctionDriver):
+    def binding(self, tool_id: str) -> ToolBinding | None:
+        found = super().binding(tool_id)
+        return None if found is None else dataclasses.replace(found, timeout_ms=0)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from flightdeck.documents import Diagnostic
 from flightdeck.drivers import DriverCallError
-from flightdeck.drivers._extract import compile_extract
+from flightdeck.drivers._extract import Extractor, compile_extract
 
 VALUE: dict[str, Any] = {
     "data": [{"url": "u1", "kind": "X"}, {"url": "u2", "kind": "Y"}],
@@ -81,3 +81,11 @@ def test_dotted_paths_match_the_library(keys: list[str], value: object) -> None:
     library = compile_extract(path.replace(".", "['", 1).replace(".", "']['") + "']", "/x", [])
     assert fast._keys is not None and library._keys is None
     assert fast.matches(value) == library.matches(value)
+    assert outcome(fast, value) == outcome(library, value)
+
+
+def outcome(extractor: Extractor, value: object) -> object:
+    try:
+        return ("value", extractor.apply(value))
+    except DriverCallError as exc:
+        return ("error", exc.code, exc.message.replace(repr(extractor.path), "PATH"), exc.pointer)

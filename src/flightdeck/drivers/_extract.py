@@ -62,6 +62,15 @@ class Extractor:
         return [node.value for node in self._query.find(value)]
 
     def apply(self, value: Any) -> Any:
+        keys = self._keys
+        if keys is not None:  # `matches` inlined, without its one-item list (~0.15 us)
+            found = value
+            for key in keys:
+                if not isinstance(found, dict) or key not in found:
+                    break
+                found = found[key]
+            else:
+                return found
         if self._query is None:
             return value
         found = self.matches(value)

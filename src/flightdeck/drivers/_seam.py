@@ -189,6 +189,10 @@ async def _within(binding: ToolBinding, call: Awaitable[Any]) -> Any:
         ) from None
 
 
+def _fields(tool: str, driver: Driver, **outcome: Any) -> dict[str, Any]:
+    return {"tool": tool, "driver": driver.id, "kind": driver.kind, **outcome}
+
+
 def _audit(
     sink: AuditSink | None,
     run_id: str | None,
@@ -227,7 +231,6 @@ async def call_tool(
     driver = _choose(tool, driver, drivers, require_tags, region, input)
     binding = _binding(driver, tool)
     started = time.perf_counter()
-    fields: dict[str, Any] = {"tool": tool, "driver": driver.id, "kind": driver.kind}
     try:
         check_input(binding, input)
         if binding.timeout_ms is None:
@@ -236,12 +239,12 @@ async def call_tool(
             output = await _within(binding, driver.invoke(tool, input, context or {}))
         check_output(binding, output)
     except DriverError as exc:
-        fields.update(ok=False, code=exc.code, message=exc.message)
+        fields = _fields(tool, driver, ok=False, code=exc.code, message=exc.message)
         _audit(audit, run_id, "driver.call", fields)
         raise
     elapsed = (time.perf_counter() - started) * 1000
-    if audit is not None:
-        fields.update(ok=True, duration_ms=round(elapsed, 3))
+    if audit is not None:  # the record's fields built only for a sink (~0.2 us a call)
+        fields = _fields(tool, driver, ok=True, duration_ms=round(elapsed, 3))
         _audit(audit, run_id, "driver.call", fields)
     if binding.tool is not None and binding.tool.view.fires_events:
         _fire(binding.tool, driver.id, run_id, audit)
