@@ -152,9 +152,12 @@ class Scheduler:
             # steps that just finished and of those started now commit
             # together, before any started step other than a transform runs.
             with self.journal.batch():
+                # A finished step other than a transform (its completion is
+                # what a resume must not lose: it may have had an effect) is
+                # committed before any transform runs: no cascade this round.
+                cascaded = CASCADE_LIMIT if finished else 0
                 outcomes.extend((running.pop(f), f.result()) for f in finished)
                 finished.clear()
-                cascaded = 0
                 while True:
                     outcomes.sort(key=lambda pair: rank[pair[0].id])
                     for step, outcome in outcomes:
