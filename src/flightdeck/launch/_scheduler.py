@@ -84,6 +84,9 @@ class Scheduler:
     emit: EventSink = ignore
     replay: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     state: StepState = field(default_factory=StepState)
+    # The contract dict each action ref's tasks carry: one per ref and run,
+    # so the executor reads each contract once (`_action.read_contract`).
+    _contracts: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
 
     async def run(self) -> StepState:
         graph = self.plan.graph
@@ -238,7 +241,11 @@ class Scheduler:
                         f"{step.action_ref} is not declared in requires.actions",
                         step=step.id,
                     )
-                contract = dict(requirement.trust_contract.raw)
+                contract = self._contracts.get(requirement.ref)
+                if contract is None:
+                    contract = self._contracts[requirement.ref] = dict(
+                        requirement.trust_contract.raw
+                    )
                 approval = self.approvals.decide(
                     step.id, step.action_ref or "", requirement.trust_contract.effect
                 )
