@@ -192,3 +192,68 @@ def test_a_chain_longer_than_the_limit_commits_between_cascades(
     # t0 and t1 cascaded; t2 runs after their commit, then t3 and t4 cascade.
     committed = {"t0": "completed", "t1": "completed", "t2": "started"}
     assert seen["t2"] == seen["t3"] == seen["t4"] == committed
+
+
+def test_killed_inside_a_cascade_a_resume_reruns_only_the_unrecorded_transforms(
+    tmp_path: Path,
+) -> None:
+    """A child process dies (os._exit, no cleanup: like kill -9) while the
+    third transform of a chain runs. The action before the chain finished in
+    a round that committed before any transform ran, so it is not called
+    again; t0 ran after that commit, t1 and t2 in the next round's cascade,
+    whose rows were never committed: the resume runs the three again."""
+    import os
+
+    harness = Harness(tmp_path)
+    ran = tmp_path / "ran.log"
+    crash = tmp_path / "crash-once"
+    crash.touch()
+
+    def note(step: str) -> None:
+        with ran.open("a") as log:
+            log.write(step + "\n")
+
+    async def act(call: ActionCall) -> dict[str, Any]:
+        note(call.step_id)
+        return {"v": 1}
+
+    def work(bindings: Any, ctx: Any) -> int:
+        note(ctx.step_id)
+        if ctx.step_id == "t2" and crash.exists():
+            crash.unlink()
+            os._exit(9)
+        return 1
+
+    harness.handlers["svc.act"] = act
+    steps: list[dict[str, Any]] = [
+        {"id": "a", "kind": "action-call", "actionRef": "aileron:svc.act", "outputs": ["v"]}
+    ]
+    for i in range(4):
+        parent = f"t{i - 1}" if i else "a"
+        steps.append(
+            {
+                "id": f"t{i}",
+                "kind": "transform",
+                "transform": "crash_test",
+                "bindings": {"x": f"steps.{parent}.v"},
+                "outputs": ["v"],
+            }
+        )
+    plan = write_plan(tmp_path, steps=steps, actions={"aileron:svc.act": contract()})
+    _REGISTRY["crash_test"] = work
+    try:
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child never returns
+            try:
+                harness.run(plan)
+            finally:
+                os._exit(1)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 9
+        assert _on_disk(harness.journal.path) == {"a": "completed", "t0": "started"}
+        run_id = harness.journal.runs()[0].run_id
+        result = harness.run(None, resume=run_id)
+    finally:
+        _REGISTRY.pop("crash_test", None)
+    assert result.status == "completed"
+    assert ran.read_text().split() == ["a", "t0", "t1", "t2", "t0", "t1", "t2", "t3"]

@@ -84,6 +84,9 @@ class Scheduler:
     emit: EventSink = ignore
     replay: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     state: StepState = field(default_factory=StepState)
+    # The contract dict each action ref's tasks carry: one per ref and run,
+    # so the executor reads each contract once (`_action.read_contract`).
+    _contracts: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
 
     async def run(self) -> StepState:
         graph = self.plan.graph
@@ -152,13 +155,12 @@ class Scheduler:
             # steps that just finished and of those started now commit
             # together, before any started step other than a transform runs.
             with self.journal.batch():
-                # A step with effects that just finished is committed before
-                # any transform runs: a kill -9 during a cascade must not
-                # leave a finished call looking unfinished (in doubt).
-                held = bool(finished)
+                # A finished step other than a transform (its completion is
+                # what a resume must not lose: it may have had an effect) is
+                # committed before any transform runs: no cascade this round.
+                cascaded = CASCADE_LIMIT if finished else 0
                 outcomes.extend((running.pop(f), f.result()) for f in finished)
                 finished.clear()
-                cascaded = 0
                 while True:
                     outcomes.sort(key=lambda pair: rank[pair[0].id])
                     for step, outcome in outcomes:
@@ -179,7 +181,7 @@ class Scheduler:
                             future = asyncio.ensure_future(self.executor.submit(task))
                             future.add_done_callback(report)
                             running[future] = steps[step_id]
-                    if inline is None or not started_inline or held or cascaded >= CASCADE_LIMIT:
+                    if inline is None or not started_inline or cascaded >= CASCADE_LIMIT:
                         break
                     # The same steps in the same order as one round each:
                     # only the commits between them are left out.
@@ -239,7 +241,11 @@ class Scheduler:
                         f"{step.action_ref} is not declared in requires.actions",
                         step=step.id,
                     )
-                contract = dict(requirement.trust_contract.raw)
+                contract = self._contracts.get(requirement.ref)
+                if contract is None:
+                    contract = self._contracts[requirement.ref] = dict(
+                        requirement.trust_contract.raw
+                    )
                 approval = self.approvals.decide(
                     step.id, step.action_ref or "", requirement.trust_contract.effect
                 )
