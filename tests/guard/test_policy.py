@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flightdeck.guard import Event, Policy, Refused, active, host_matches, layers
 
@@ -185,3 +187,13 @@ def test_fresh_has_the_rules_of_a_new_policy_and_its_own_records(
     copy.addresses.add("192.0.2.1")
     assert template.denied == [] and template.addresses == set()
     assert template.fresh().denied == []
+
+
+@given(st.lists(st.sampled_from(["a", "..", ".", "b", "", "/", "//", "x/../y"]), max_size=6))
+def test_a_policy_names_its_files_as_abspath_would(parts: list[str]) -> None:
+    # The normalised file list is cached per (files, cwd): it must be
+    # exactly what os.path.abspath gives, relative names included.
+    name = "/".join(parts) or "f"
+    for candidate in (name, "/" + name):
+        policy = Policy.deny_all([candidate], owner="t", limit="t")
+        assert policy.files == frozenset({os.path.abspath(candidate)})

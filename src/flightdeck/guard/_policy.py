@@ -14,6 +14,14 @@ from flightdeck.guard._scope import FileScope, StrPath
 Resolver = Callable[[str], set[str]]
 
 
+# Every transform step's policy names the same secrets file: normalising it
+# was a fifth of a transform's cost. Keyed by the directory relative names
+# are taken from ("" when all are absolute), since that decides what they mean.
+@functools.lru_cache(maxsize=256)
+def _absolute(files: frozenset[str], cwd: str) -> frozenset[str]:
+    return frozenset(os.path.normpath(os.path.join(cwd, f)) for f in files)
+
+
 # A pure function of the text, asked for per action call (its contract's hosts)
 # and per connection checked; a host name costs two failed IP parses (~3 µs).
 @functools.lru_cache(maxsize=1024)
@@ -89,7 +97,8 @@ class Policy:
         if self.hosts is not None:
             self.hosts = frozenset(normal_host(h) for h in self.hosts)
         if self.files:
-            self.files = frozenset(os.path.abspath(f) for f in self.files)
+            relative = not all(os.path.isabs(f) for f in self.files)
+            self.files = _absolute(self.files, os.getcwd() if relative else "")
 
     @classmethod
     def watch(cls) -> Policy:
