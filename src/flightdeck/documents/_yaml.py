@@ -25,7 +25,6 @@ import yaml
 from flightdeck.documents._diagnostics import Diagnostic
 from flightdeck.documents._document import SourceMap
 from flightdeck.documents._yaml_events import Builder
-from flightdeck.documents._yaml_fast import fast_compose
 from flightdeck.documents._yaml_state import HARD_MAX_DEPTH, YamlError, YamlLimits
 
 _CParser: Any
@@ -36,7 +35,7 @@ try:  # libyaml's C parser; PyYAML does not re-export it at the top level
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     _CParser = None
 
-__all__ = ["HARD_MAX_DEPTH", "YamlError", "YamlLimits", "compose", "compose_events"]
+__all__ = ["HARD_MAX_DEPTH", "YamlError", "YamlLimits", "compose"]
 
 if _CParser is None:  # pragma: no cover - PyYAML built without libyaml
 
@@ -57,14 +56,6 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
 
     Raises `YamlError` with a located diagnostic for any problem.
     """
-    fast = fast_compose(text, line_offset, limits)  # None: outside its subset
-    if fast is not None:
-        return fast
-    return compose_events(text, line_offset=line_offset, limits=limits)
-
-
-def compose_events(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, SourceMap]:
-    """`compose` through libyaml's event stream only: every document, every error."""
     parser = None
     builder = Builder(line_offset, limits)
     try:
