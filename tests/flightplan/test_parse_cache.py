@@ -138,3 +138,21 @@ def test_the_content_hash_is_kept_with_the_bytes_and_changes_with_them(
     assert changed.content_hash() != expected
     clear_parse_cache()
     assert load_plan(example_file).digest == []
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["first-load", "cache-hit"])
+def test_a_caller_editing_its_copy_cannot_change_the_remembered_content_hash(
+    example_file: Path, cached: bool
+) -> None:
+    from flightdeck.flightplan import content_hash
+
+    clear_parse_cache()
+    if cached:
+        load_plan(example_file)
+    mine = load_plan(example_file)
+    assert mine.document is not None
+    honest = content_hash(mine.document.data, mine.document.body)
+    mine.document.data["description"] = "edited by a caller"
+    # The hash is of the bytes: this load's and every later load's.
+    assert mine.content_hash() == honest
+    assert load_plan(example_file).content_hash() == honest

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from flightdeck.documents import (
     Diagnostic,
@@ -32,6 +33,9 @@ class PlanLoad:
     # Filled by the first `content_hash()`; from `load_plan`, shared by every
     # load of the same bytes in this process (`_parsed.py`).
     digest: list[str] = field(default_factory=list, compare=False, repr=False)
+    # The document as parsed, from the cache entry the digest is shared with
+    # (`_parsed.ParsedSkill.original`); None: hash `document` itself.
+    original: Callable[[], tuple[Any, str]] | None = field(default=None, compare=False, repr=False)
 
     def content_hash(self) -> str:
         """The plan's content hash (`_canonical.content_hash` of the document
@@ -41,7 +45,10 @@ class PlanLoad:
             return self.digest[0]
         if self.document is None:
             raise ValueError("no document: the file did not parse")
-        value = content_hash(self.document.data, self.document.body)
+        # A hash shared with later loads of these bytes is taken from the
+        # remembered parse: edits to `self.document` must not reach them.
+        data, body = self.original() if self.original else (self.document.data, self.document.body)
+        value = content_hash(data, body)
         self.digest[:] = [value]
         return value
 
@@ -66,6 +73,7 @@ def load_plan(path: str | Path, *, installed_actions: Collection[str] | None = N
         parsed.plan,
         merge_overlapping(result.diagnostics, list(parsed.lint)),
         parsed.digest,
+        parsed.original,
     )
 
 

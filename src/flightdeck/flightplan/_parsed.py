@@ -32,9 +32,10 @@ import hashlib
 import marshal
 import threading
 from collections import OrderedDict
-from collections.abc import Collection
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from flightdeck.documents import (
     Diagnostic,
@@ -72,6 +73,10 @@ class _Entry:
     lint: tuple[Diagnostic, ...]  # lint's, located
     digest: list[str]  # the content hash once someone asked (`PlanLoad.content_hash`)
 
+    def original(self) -> tuple[Any, str]:
+        """A fresh copy of the frontmatter data, and the body."""
+        return marshal.loads(self.blob), self.body
+
 
 @dataclass(frozen=True)
 class ParsedSkill:
@@ -83,6 +88,10 @@ class ParsedSkill:
     # The content hash of these bytes, once computed: shared with the cache
     # entry, so a launch of the same bytes again does not hash them again.
     digest: list[str] = field(default_factory=list, compare=False, repr=False)
+    # The frontmatter data (a fresh copy) and body of the remembered entry:
+    # what the shared `digest` is computed from, never the caller's copy,
+    # which the caller may have edited. None when nothing was remembered.
+    original: Callable[[], tuple[Any, str]] | None = field(default=None, compare=False, repr=False)
 
 
 _entries: OrderedDict[Key, _Entry] = OrderedDict()
@@ -108,8 +117,8 @@ def parse_skill(path: Path, installed_actions: Collection[str] | None = None) ->
     if entry is not None:
         return _from_entry(path, entry)
     parsed = _fresh(parse_document(raw, path=path, kind=DocumentKind.SKILL), installed_actions)
-    _remember(key, parsed)
-    return parsed
+    entry = _remember(key, parsed)
+    return parsed if entry is None else replace(parsed, original=entry.original)
 
 
 def clear() -> None:
@@ -133,22 +142,24 @@ def _from_entry(path: Path, entry: _Entry) -> ParsedSkill:
         DocumentKind.SKILL, data, entry.body, path, entry.source_map, entry.body_line
     )
     result = LoadResult(path, document, entry.diagnostics)
-    return ParsedSkill(result, read_plan(data, entry.body), entry.lint, entry.digest)
+    return ParsedSkill(
+        result, read_plan(data, entry.body), entry.lint, entry.digest, entry.original
+    )
 
 
-def _remember(key: Key, parsed: ParsedSkill) -> None:
+def _remember(key: Key, parsed: ParsedSkill) -> _Entry | None:
     global _size
     document = parsed.result.document
     if document is None:
-        return  # unparseable files are cheap to refuse again
+        return None  # unparseable files are cheap to refuse again
     try:
         # Taken before the caller sees the data, so nothing it does reaches here.
         blob = marshal.dumps(document.data)
     except ValueError:  # not plain JSON data (cannot happen from the loader)
-        return
+        return None
     weight = _weigh(blob, document.source_map)
     if weight > MAX_WEIGHT // 4:  # a huge plan would push out every other entry
-        return
+        return None
     entry = _Entry(
         blob,
         weight,
@@ -168,6 +179,7 @@ def _remember(key: Key, parsed: ParsedSkill) -> None:
         while len(_entries) > MAX_ENTRIES or _size > MAX_WEIGHT:
             _, dropped = _entries.popitem(last=False)
             _size -= dropped.weight
+    return entry
 
 
 def _weigh(blob: bytes, source_map: SourceMap) -> int:
