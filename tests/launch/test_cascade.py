@@ -25,6 +25,22 @@ def _on_disk(path: Path) -> dict[str, str]:
         return dict(other.execute("SELECT step_id, status FROM steps").fetchall())
 
 
+def _transform(step: str, parent: str | None, name: str | None = None) -> dict[str, Any]:
+    bindings = {"x": f"steps.{parent}.v"} if parent else {}
+    named = {"transform": name} if name else {}
+    return {"id": step, "kind": "transform", **named, "bindings": bindings, "outputs": ["v"]}
+
+
+def _action(step: str, parent: str) -> dict[str, Any]:
+    return {
+        "id": step,
+        "kind": "action-call",
+        "actionRef": "aileron:svc.look",
+        "args": {"x": f"steps.{parent}.v"},
+        "outputs": ["v"],
+    }
+
+
 def test_an_action_after_a_chain_of_transforms_starts_only_once_they_are_committed(
     tmp_path: Path,
 ) -> None:
@@ -36,28 +52,14 @@ def test_an_action_after_a_chain_of_transforms_starts_only_once_they_are_committ
         return {"v": 1}
 
     harness.handlers["svc.look"] = look
-
-    def transform(step: str, parent: str | None) -> dict[str, Any]:
-        bindings = {"x": f"steps.{parent}.v"} if parent else {}
-        return {"id": step, "kind": "transform", "bindings": bindings, "outputs": ["v"]}
-
-    def action(step: str, parent: str) -> dict[str, Any]:
-        return {
-            "id": step,
-            "kind": "action-call",
-            "actionRef": "aileron:svc.look",
-            "args": {"x": f"steps.{parent}.v"},
-            "outputs": ["v"],
-        }
-
     steps = [
-        {**transform("t1", None), "bindings": {"x": "inputs.seed"}},
-        transform("t2", "t1"),
-        transform("t3", "t2"),
-        action("a", "t3"),
-        transform("t4", "a"),
-        transform("t5", "t4"),
-        action("b", "t5"),
+        {**_transform("t1", None), "bindings": {"x": "inputs.seed"}},
+        _transform("t2", "t1"),
+        _transform("t3", "t2"),
+        _action("a", "t3"),
+        _transform("t4", "a"),
+        _transform("t5", "t4"),
+        _action("b", "t5"),
     ]
     seed = {"name": "seed", "type": "number", "resolution": {"rule": "literal", "default": 1}}
     plan = write_plan(
@@ -69,6 +71,36 @@ def test_an_action_after_a_chain_of_transforms_starts_only_once_they_are_committ
         **{step: "completed" for step in ("t1", "t2", "t3", "a", "t4", "t5")},
         "b": "started",
     }
+
+
+def test_a_transform_after_an_action_call_sees_its_completion_on_disk(tmp_path: Path) -> None:
+    """A round that records a finished action commits it before any transform
+    runs: a kill -9 during a cascade never leaves a finished call in doubt."""
+    harness = Harness(tmp_path)
+    seen: dict[str, dict[str, str]] = {}
+
+    async def look(call: ActionCall) -> dict[str, Any]:
+        return {"v": 1}
+
+    def record(bindings: Any, ctx: Any) -> int:
+        seen[ctx.step_id] = _on_disk(harness.journal.path)
+        return 1
+
+    harness.handlers["svc.look"] = look
+    _REGISTRY["look_after_test"] = record
+    steps = [
+        _transform("t0", None, "look_after_test"),
+        _action("c", "t0"),
+        _transform("t1", "c", "look_after_test"),
+        _transform("t2", "t1", "look_after_test"),
+    ]
+    try:
+        plan = write_plan(tmp_path, steps=steps, actions={"aileron:svc.look": contract()})
+        assert harness.run(plan).status == "completed"
+    finally:
+        _REGISTRY.pop("look_after_test", None)
+    assert seen["t1"]["c"] == "completed"
+    assert seen["t2"]["c"] == "completed"
 
 
 # -- the cascade changes commits only: same order, events, rows and audit ----
