@@ -25,7 +25,7 @@ import yaml
 from flightdeck.documents._diagnostics import Diagnostic
 from flightdeck.documents._document import SourceMap
 from flightdeck.documents._yaml_events import Builder
-from flightdeck.documents._yaml_state import HARD_MAX_DEPTH, YamlError, YamlLimits
+from flightdeck.documents._yaml_state import HARD_MAX_DEPTH, YamlError, YamlLimits, too_deep_hint
 
 _CParser: Any
 try:  # libyaml's C parser; PyYAML does not re-export it at the top level
@@ -100,9 +100,7 @@ def _too_deep_ahead(exc: yaml.MarkedYAMLError, builder: Builder, line_offset: in
         pointer=pointer,
         line=(mark.line + 1 if mark else 1) + line_offset,
         column=mark.column + 1 if mark else 1,
-        hint="raise the limit with --max-depth if this is intended"
-        if builder.max_depth < HARD_MAX_DEPTH
-        else f"{HARD_MAX_DEPTH} levels is the most flightdeck reads",
+        hint=too_deep_hint(builder.max_depth),
     )
 
 

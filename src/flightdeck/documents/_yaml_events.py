@@ -28,6 +28,7 @@ from flightdeck.documents._yaml_state import (
     YamlError,
     YamlLimits,
     copy_value,
+    too_deep_hint,
 )
 
 _SLOW = object()  # `quick` could not decide: take the general path
@@ -324,9 +325,7 @@ class Builder:
                 f"nesting is deeper than {self.max_depth} levels",
                 event,
                 pointer,
-                hint="raise the limit with --max-depth if this is intended"
-                if self.max_depth < HARD_MAX_DEPTH
-                else f"{HARD_MAX_DEPTH} levels is the most flightdeck reads",
+                hint=too_deep_hint(self.max_depth),
             )
         tag = event.tag
         expected = _MAP if is_map else _SEQ

@@ -18,6 +18,13 @@ _NONE_MERGED: frozenset[str] = frozenset()
 HARD_MAX_DEPTH = 128
 
 
+def too_deep_hint(max_depth: int) -> str:
+    """The hint of a `yaml.too_deep` under the effective depth limit `max_depth`."""
+    if max_depth < HARD_MAX_DEPTH:
+        return "raise the limit with --max-depth if this is intended"
+    return f"{HARD_MAX_DEPTH} levels is the most flightdeck reads"
+
+
 @dataclass(frozen=True)
 class YamlLimits:
     max_depth: int = 64
