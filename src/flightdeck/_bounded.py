@@ -11,6 +11,8 @@ every reader's existing "cannot read" branch gives its own code.
 from __future__ import annotations
 
 import errno
+import os
+import stat
 
 TYPE_CHECKING = False  # not typing's: this module stays import-cheap
 if TYPE_CHECKING:
@@ -41,4 +43,19 @@ def read_at_most(path: Path, limit: int) -> bytes:
     return data
 
 
-__all__ = ["MiB", "TooLarge", "read_at_most"]
+def read_regular(path: Path, limit: int) -> bytes:
+    """`read_at_most` for a file that must be a regular file (the store, the
+    keyring, the trust state): a FIFO put in its place would block the
+    reader in `open` until someone writes to it, so it is opened without
+    blocking and anything but a regular file is refused (`OSError`)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(path, limit)
+    return data
+
+
+__all__ = ["MiB", "TooLarge", "read_at_most", "read_regular"]

@@ -2,7 +2,8 @@
 (the threat model in docs/flightplan.md) is reported with its file's code,
 and reading it stops at a limit: `flightdeck verify` runs here with 1 GiB of
 address space against 4 GiB (sparse) files, so a reader that took a whole
-file would end in a MemoryError traceback instead."""
+file would end in a MemoryError traceback instead. A FIFO in a file's place
+is refused the same way instead of blocking verify until someone writes."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _verify(target: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         env=dict(os.environ),
-        timeout=120,
+        timeout=60,
         check=False,
         preexec_fn=_limited,
     )
@@ -87,3 +88,29 @@ def test_an_enormous_file_is_refused_with_its_code(
     assert error["code"] == code, error
     tampered = ("verify.lock_tampered", "verify.code_pins_tampered")  # no size in the message
     assert "larger than" in error["message"] or code in tampered
+
+
+# The four files verify checks with `is_file()` first are reported missing.
+FIFO_CODES = {
+    "signature": "verify.signature_missing",
+    "public-key": "verify.public_key_missing",
+    "lock": "verify.lock_missing",
+    "code-pins": "verify.code_pins_missing",
+}
+
+
+@pytest.mark.parametrize(
+    ("which", "code"),
+    [(c[1], FIFO_CODES.get(c[0], c[2])) for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_a_fifo_in_a_files_place_is_refused_not_waited_on(
+    version: Path, which: Callable[[Path], Path], code: str
+) -> None:
+    target = which(version)
+    target.unlink(missing_ok=True)
+    os.mkfifo(target)  # nobody ever writes to it
+    done = _verify(str(version))  # a reader blocked in open() would time out here
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == code

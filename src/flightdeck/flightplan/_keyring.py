@@ -22,7 +22,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from filelock import FileLock
 
-from flightdeck._bounded import read_at_most
+from flightdeck._bounded import read_regular
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import PUBLISHER, SKILL_NAME
@@ -185,7 +185,7 @@ class Keyring:
 
     def _read(self) -> tuple[list[TrustedKey], list[Revocation]]:
         try:
-            raw = json.loads(read_at_most(self.path, STATE_FILE_BYTES).decode("utf-8"))
+            raw = json.loads(read_regular(self.path, STATE_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return [], []
         except OSError as exc:  # a directory, a data dir that is a file

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flightdeck._bounded import TooLarge, read_at_most
+from flightdeck._bounded import TooLarge, read_regular
 from flightdeck.flightplan._canonical import jcs, sha256_tag
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES
@@ -94,7 +94,7 @@ def read_pins_file(
             where=where,
         )
     try:
-        raw = read_at_most(path, PLAN_FILE_BYTES)
+        raw = read_regular(path, PLAN_FILE_BYTES)
     except TooLarge:
         raw = b""  # not what freeze wrote: tampered, below
     except OSError as exc:

@@ -36,7 +36,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from flightdeck._bounded import read_at_most
+from flightdeck._bounded import read_regular
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, SKILL_NAME, FrozenPlan
@@ -272,7 +272,7 @@ class SkillStore:
         # that it describes the plan before anything is trusted.
         meta: dict[str, Any] = {}
         try:
-            raw = read_at_most(path / SIGNATURE_FILE, STORE_FILE_BYTES)
+            raw = read_regular(path / SIGNATURE_FILE, STORE_FILE_BYTES)
             loaded = json.loads(raw.decode("utf-8"))
             statement = loaded.get("statement") if isinstance(loaded, dict) else None
             if isinstance(statement, dict):

@@ -19,7 +19,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from flightdeck._bounded import read_at_most
+from flightdeck._bounded import read_regular
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, signing_time
@@ -139,7 +139,7 @@ class TrustState:
 
     def _read(self) -> dict[str, TrustRecord]:
         try:
-            raw = json.loads(read_at_most(self.path, STATE_FILE_BYTES).decode("utf-8"))
+            raw = json.loads(read_regular(self.path, STATE_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting

@@ -18,7 +18,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from flightdeck._bounded import read_at_most
+from flightdeck._bounded import read_regular
 from flightdeck.documents import Document
 from flightdeck.flightplan._canonical import (
     CanonicalError,
@@ -228,7 +228,7 @@ def _read_signature(path: Path) -> dict[str, Any]:
             hint="a frozen plan is verified only with its SKILL.md.sig",
         )
     try:
-        envelope = json.loads(read_at_most(path, STORE_FILE_BYTES).decode("utf-8"))
+        envelope = json.loads(read_regular(path, STORE_FILE_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:  # deep nesting is a RecursionError
         raise FlightPlanError("verify.signature_malformed", f"{path}: {exc}") from None
     if not isinstance(envelope, dict) or envelope.get("algorithm") != "ed25519":
@@ -240,7 +240,7 @@ def _read_public_key(path: Path, envelope: dict[str, Any]) -> Ed25519PublicKey:
     if not path.is_file():
         raise FlightPlanError("verify.public_key_missing", f"no signer public key at {path}")
     try:
-        pem = read_at_most(path, STORE_FILE_BYTES)
+        pem = read_regular(path, STORE_FILE_BYTES)
     except OSError as exc:
         raise FlightPlanError("verify.public_key_invalid", f"{path}: {exc}") from None
     public = load_public_key(pem, code="verify.public_key_invalid")
@@ -299,7 +299,7 @@ def _check_lock_file(path: Path, document: Document) -> bytes:
             where=str(path),
         )
     try:
-        raw = read_at_most(path, PLAN_FILE_BYTES)
+        raw = read_regular(path, PLAN_FILE_BYTES)
         stored = json.loads(raw.decode("utf-8"))
         exact = jcs(stored) + b"\n" == raw  # CanonicalError is a ValueError
     except (OSError, ValueError, RecursionError):
