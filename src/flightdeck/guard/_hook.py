@@ -73,7 +73,8 @@ def install() -> None:
 
 def enter(policy: Policy) -> Token[Layers]:
     """Push `policy` as the innermost layer of this context; undo with `leave(token)`."""
-    install()
+    if not _installed:  # the flag read inline: entered on every driver call
+        install()
     return _LAYERS.set((*_LAYERS.get(), policy))
 
 

@@ -7,6 +7,7 @@ import ipaddress
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import MISSING, dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.guard._events import Event
 from flightdeck.guard._scope import FileScope, StrPath
@@ -122,6 +123,40 @@ class Policy:
         new.__dict__ = state
         return new
 
+    def stamper(self) -> Callable[[], Policy]:
+        """A maker of per-call layers with this policy's rules as they are now.
+
+        The rules are copied once, here; a layer gets its records (`observed`,
+        `denied`...) only when the hook first writes or someone reads them, so a
+        call that touches nothing guarded allocates one object and one dict
+        (~0.3 us against `fresh`'s ~0.7). Later changes to this policy are not
+        seen by the layers: build a new stamper then."""
+        rules = {k: v for k, v in self.__dict__.items() if k not in _FACTORIES}
+        cls = type(self)
+        new = object.__new__
+
+        def stamp() -> Policy:
+            layer = new(cls)
+            layer.__dict__.update(rules)
+            return layer
+
+        return stamp
+
+    if not TYPE_CHECKING:  # typed as the fields they are; a typo elsewhere stays an error
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for a name missing from the instance: a stamped layer's
+            # record, made on first use. `setdefault` is one atomic step, so two
+            # threads carrying the layer cannot each keep a list of their own.
+            factory = _FACTORIES.get(name)
+            if factory is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            return self.__dict__.setdefault(name, factory())
+
+    def refused_any(self) -> bool:
+        """Whether this layer refused an event yet (a stamped layer's records stay unmade)."""
+        return bool(self.__dict__.get("denied"))
+
     @classmethod
     def deny_all(cls, files: Iterable[str] = (), *, owner: str, limit: str) -> Policy:
         """No network, no subprocess, and none of `files` opened."""
@@ -210,3 +245,4 @@ class Policy:
 _RECORDS = tuple(
     (f.name, f.default_factory) for f in fields(Policy) if f.default_factory is not MISSING
 )
+_FACTORIES: dict[str, Callable[[], Any]] = dict(_RECORDS)
