@@ -104,3 +104,20 @@ def test_each_call_has_its_own_layer_and_follows_a_changed_egress(
     driver.egress = ()
     with pytest.raises(DriverCallError, match=r"outside network\.egress \(none declared\)"):
         call(driver, "127.0.0.1", listener)
+
+
+@pytest.mark.parametrize("ref", ["dial", "swallow"])
+def test_sync_pipeline_fails_closed_when_the_package_swallows_the_refusal(
+    tmp_path: Path, listener: int, ref: str
+) -> None:
+    """`invoke_sync` writes the guard out inline: a refusal the package caught, or one
+    it let through, is still the call's `egress_denied`, each call with its own record."""
+    driver = make(tmp_path, ref, [])
+    for _ in range(2):
+        with pytest.raises(DriverCallError) as info:
+            driver.invoke_sync("text.echo", {"text": "127.0.0.1", "times": listener}, {})
+        assert info.value.code == "egress_denied"
+        assert info.value.details == {"denied": ["lookup of 127.0.0.1"]}
+    driver.egress = ("127.0.0.1",)
+    out = driver.invoke_sync("text.echo", {"text": "127.0.0.1", "times": listener}, {})
+    assert out == {"ok": True}
