@@ -30,11 +30,23 @@ def to_plain(value: Any) -> Any:
     if kind in _SCALAR_TYPES:
         return value
     if kind is dict:
+        # A flat dict with text keys (a common result): checked, then copied in C,
+        # about half the cost of building the copy item by item.
+        for k, v in value.items():
+            if type(k) is not str or type(v) not in _SCALAR_TYPES:
+                break
+        else:
+            return value.copy()
         return {
             k if type(k) is str else str(k): v if type(v) in _SCALAR_TYPES else to_plain(v)
             for k, v in value.items()
         }
     if kind is list:
+        for v in value:
+            if type(v) not in _SCALAR_TYPES:
+                break
+        else:
+            return value.copy()
         return [v if type(v) in _SCALAR_TYPES else to_plain(v) for v in value]
     if isinstance(value, _SCALARS):
         return value
