@@ -148,12 +148,13 @@ def _binding(driver: Driver, tool_id: str) -> ToolBinding:
 def check_input(binding: ToolBinding, value: Any) -> None:
     """The TOOL's inputs schema, then AIP-30's rule: a dropped input is refused, not ignored."""
     fast = binding.fast_input
-    checked = None if fast is not None and fast(value) else binding.io.validate_input(value)
-    if isinstance(checked, Err):
-        pointer = checked.error.split(":", 1)[0] if checked.error.startswith("/") else ""
-        raise DriverCallError(
-            INPUT_INVALID, f"input of {binding.tool_id}: {checked.error}", pointer=pointer
-        )
+    if fast is None or not fast(value):  # the accept path skips the verdict's type check
+        checked = binding.io.validate_input(value)
+        if isinstance(checked, Err):
+            pointer = checked.error.split(":", 1)[0] if checked.error.startswith("/") else ""
+            raise DriverCallError(
+                INPUT_INVALID, f"input of {binding.tool_id}: {checked.error}", pointer=pointer
+            )
     if binding.dropped_inputs and isinstance(value, Mapping):
         used = sorted(binding.dropped_inputs.intersection(value))
         if used:
