@@ -126,3 +126,13 @@ def test_threads_sharing_a_layer_keep_every_refusal() -> None:
         for thread in threads:
             thread.join()
         assert sorted(event.detail for event in layer.denied) == [f"run {n}" for n in range(4)]
+
+
+def test_records_are_made_on_first_use_only() -> None:
+    layer = Policy.deny_all(owner="o", limit="l").stamper()()
+    assert not set(RECORDS) & set(vars(layer))
+    assert not layer.refused_any()
+    assert not set(RECORDS) & set(vars(layer))  # asking made nothing
+    with pytest.raises(Refused):
+        _judge((layer,), Event("subprocess", "run x"))
+    assert set(vars(layer)) & set(RECORDS) == {"denied"} and layer.refused_any()

@@ -42,6 +42,11 @@ paths they touch as `FileAccess`es. A `Policy` can:
   audit events, `os.stat` and friends raise none, and threads started by
   `threading` do not carry the layer. Real isolation is a sandbox's job.
 
+Per-call layers: `policy.stamper()` returns a maker of layers with the
+policy's rules (copied once) and records of their own, made on first use, so
+a call that does nothing guarded makes none (`refused_any()` asks without
+making them). A driver stamps its `network.egress` layer per call.
+
 Nesting: layers stack (a driver's `network.egress` inside a launch step's
 trust contract). Every event is offered to every layer and is allowed only if
 EVERY layer allows it, so an inner layer can narrow but never widen what an
