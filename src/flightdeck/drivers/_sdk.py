@@ -158,6 +158,7 @@ class SdkDriver:
         return built[2]()
 
     def _egress_stamper(self) -> tuple[str, tuple[str, ...], Callable[[], Policy]]:
+        """Build the template for the current id and egress, and remember its stamper."""
         allowed = ", ".join(self.egress) or "none declared"
         template = Policy.allow_hosts(
             self.egress,
@@ -196,10 +197,7 @@ class SdkDriver:
             raise self._redacted(exc) from None
         ref = sdk.ref
         function = ref.function if ref.constructor is None else self._function(sdk, context)
-        built = self._egress_template  # `_egress_policy` inlined: every call asks it
-        if built is None or built[0] is not self.id or built[1] is not self.egress:
-            built = self._egress_stamper()
-        return args, kwargs, function, built[2]()
+        return args, kwargs, function, self._egress_policy()
 
     async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any:
         """Template, call, extract (the host validated the input; see `call_tool`)."""
