@@ -26,6 +26,17 @@ async def adial(value):
     return dial(value)
 
 
+SEEN = []
+
+
+def tell(value):
+    try:
+        dial(value)
+    except OSError as exc:
+        SEEN.append(str(exc))
+    return {"ok": False}
+
+
 def swallow(value):
     try:
         dial(value)
@@ -121,3 +132,28 @@ def test_sync_pipeline_fails_closed_when_the_package_swallows_the_refusal(
     driver.egress = ("127.0.0.1",)
     out = driver.invoke_sync("text.echo", {"text": "127.0.0.1", "times": listener}, {})
     assert out == {"ok": True}
+
+
+@pytest.mark.parametrize("sync", [True, False])
+def test_the_refusal_inside_the_package_names_the_driver_and_its_egress_as_they_are_now(
+    tmp_path: Path, listener: int, sync: bool
+) -> None:
+    """The layer's template follows the driver's id and egress: a renamed driver or a
+    changed egress is worded as it is at the call, on both paths."""
+    driver = make(tmp_path, "tell", ["api.example.com"])
+    seen = driver.import_report.module.SEEN  # type: ignore[union-attr]
+    value = {"text": "localhost", "times": listener}  # a name: egress names are checked
+    declared = ("api.example.com",)
+    # the id alone changes, then the egress alone, then both
+    steps = [("echo-sdk", declared), ("renamed", declared), ("renamed", ()), ("again", ("a.b",))]
+    for ident, egress in steps:
+        driver.id, driver.egress = ident, egress
+        with pytest.raises(DriverCallError, match="egress_denied"):
+            if sync:
+                driver.invoke_sync("text.echo", value, {})
+            else:
+                call(driver, "localhost", listener)
+        allowed = ", ".join(egress) or "none declared"
+        assert seen[-1] == (
+            f"driver {ident}: lookup of localhost is outside network.egress ({allowed})"
+        )

@@ -47,6 +47,15 @@ def flat(value):
     return {"text": value["text"], "n": None, "ok": True}
 
 
+async def aecho(value):
+    return {"text": value["text"]}
+
+
+async def chunks(value):
+    for part in (value["text"], "!"):
+        yield {"text": part}
+
+
 def swallow(value):
     import socket
     try:
@@ -87,6 +96,8 @@ CASES: dict[str, dict[str, Any]] = {
     "flat": {"function_ref": "flat", "sdk": {"result_extract": "$.text"}},
     "flat-whole": {"function_ref": "flat"},
     "swallow": {"function_ref": "swallow"},
+    "async": {"function_ref": "aecho", "sdk": {"result_extract": "$.text"}},
+    "stream": {"function_ref": "chunks", "sdk": {"result_extract": "$.text"}},
 }
 
 
