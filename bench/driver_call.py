@@ -20,6 +20,9 @@ bare `to_thread`), with the lowest and highest round.
 Targets (issue 14): overhead <= 15 us for call_tool over an async function,
 <= 5 us for the sync pipeline in the calling thread, thread path <= 2x bare.
 Run: `.venv/bin/python bench/driver_call.py` (or `make bench`).
+`--stages` prints instead the sync pipeline cut into its stages, each timed
+alone (median ns per call over rounds), and a cProfile of the whole, to see
+where a change should go; nothing is saved.
 """
 
 from __future__ import annotations
@@ -173,7 +176,58 @@ def _spread(results: dict[str, list[float]], a: str, b: str, *, ratio: bool = Fa
     return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
 
 
+def stages(slow: SdkDriver) -> None:
+    """Each stage of the sync pipeline timed alone, then the whole under cProfile."""
+    import cProfile
+    import pstats
+
+    from flightdeck.drivers._plain import to_plain
+    from flightdeck.guard import enter, leave
+
+    binding, sdk = slow.binding("math.add"), slow.bindings["math.add"]
+    assert binding is not None and sdk.args is not None
+    value, context, result = {"a": 1, "b": 2}, {}, {"sum": 3}
+    scope = {"input": value, "secrets": {}, "context": context}
+    slow.invoke_sync("math.add", value, context)  # builds the egress template
+    assert slow._egress_template is not None
+    stamp, render, function = slow._egress_template[2], sdk.args.render, sdk.ref.function
+    layer = stamp()
+
+    def whole() -> None:
+        check_input(binding, value)
+        check_output(binding, slow.invoke_sync("math.add", value, context))
+
+    parts: dict[str, Callable[[], Any]] = {
+        "whole pipeline": whole,
+        "check_input": lambda: check_input(binding, value),
+        "args_template render": lambda: render(scope),
+        "stamp the egress layer": stamp,
+        "enter + leave the layer": lambda: leave(enter(layer)),
+        "the function itself": lambda: function(a=1, b=2),
+        "to_plain": lambda: to_plain(result),
+        "result_extract": lambda: sdk.extract.apply(result),
+        "check_output": lambda: check_output(binding, 3),
+        "(an empty lambda)": lambda: None,
+    }
+    times: dict[str, list[float]] = {name: [] for name in parts}
+    for _ in range(ROUNDS):
+        for name, fn in parts.items():
+            start = time.perf_counter_ns()
+            for _ in range(BATCH):
+                fn()
+            times[name].append((time.perf_counter_ns() - start) / BATCH)
+    for name, got in times.items():
+        print(f"{name:28s} {statistics.median(got):8.0f} ns")
+    profile = cProfile.Profile()
+    profile.runcall(lambda: [whole() for _ in range(50_000)])
+    pstats.Stats(profile).sort_stats("tottime").print_stats(12)
+
+
 def main() -> None:
+    if "--stages" in sys.argv[1:]:
+        with tempfile.TemporaryDirectory() as tmp:
+            stages(setup(Path(tmp))[1])
+        return
     with tempfile.TemporaryDirectory() as tmp:
         fast, slow = setup(Path(tmp))
         results = asyncio.run(measure(fast, slow))

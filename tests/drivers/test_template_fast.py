@@ -98,6 +98,10 @@ def test_property_precompiled_readers_render_as_the_nodes_do(
     assert diags == []
     got, expected = fast(template, scope), general(template, scope)
     assert got == expected
+    picked = template.pick(scope["input"])
+    if picked is not None:  # the input-fields shortcut: the same arguments, the same objects
+        assert expected == ([], picked)
+        assert all(picked[name] is expected[1][name] for name in picked)
     if expected[0] != "error":  # a whole reference gives the very object (defaults too)
         for i, node in enumerate(template.positional):
             assert not _reads(node) or got[0][i] is expected[0][i]
@@ -128,3 +132,41 @@ def test_readers_cover_the_common_shapes_and_leave_the_rest_to_render() -> None:
     scope = {"input": {"a": None, "b": {"c": None}, "items": [5]}}
     expected = {"a": None, "b": 1, "c": 5, "d": "null", "e": 3, "f": 4}
     assert template.render(scope) == ([], expected)
+
+
+@settings(max_examples=300)
+@given(
+    st.dictionaries(
+        st.sampled_from(["x", "y", "z", "_0"]),
+        st.sampled_from(["${input.a}", "${input.b}", "${input.c}", "${input.a | default(1)}"]),
+        max_size=3,
+    ),
+    st.one_of(st.dictionaries(st.sampled_from(KEYS), data, max_size=3), data),
+)
+def test_property_picking_input_fields_agrees_with_render(spec: dict[str, Any], input: Any) -> None:
+    """Templates made mostly of `${input.name}`: `pick` answers exactly when every
+    argument is such a pick and the input is a dict holding every field."""
+    template = compile_args(spec, "/args", [])
+    scope = {"input": input, "context": {}}
+    picked, expected = template.pick(input), general(template, scope)
+    only_picks = all("|" not in v for v in spec.values()) and "_0" not in spec
+    holds = type(input) is dict and all(v[8] in input for v in spec.values())
+    assert (picked is not None) == (only_picks and holds)
+    if picked is not None:
+        assert expected == ([], picked)
+
+
+def test_picking_leaves_everything_else_to_render() -> None:
+    plain = compile_args({"x": "${input.a}", "y": "${input.b}"}, "/args", [])
+    assert plain.pick({"a": 1, "b": None}) == {"x": 1, "y": None}
+    assert plain.pick({"a": 1}) is None  # a missing field: render words the error
+    assert plain.pick(OrderedDict(a=1, b=2)) is None  # not an exact dict
+    for spec in (
+        {"x": "${input.a}", "_0": "${input.b}"},  # a position
+        {"x": "${input.a.b}"},  # a deeper path
+        {"x": "${context.a}"},  # another root
+        {"x": "${input.a | default(1)}"},  # a filter
+        {"x": "${input.a} "},  # text around it
+        {"x": 3},  # a constant
+    ):
+        assert compile_args(spec, "/args", []).pick({"a": {"b": 1}, "b": 2}) is None

@@ -224,12 +224,17 @@ class SdkDriver:
         # `_prepare`, `_Guarded` and `_finish` written out (the same steps in the same
         # order): this path's per-call cost has a budget (issue 14), and each Python call
         # here is ~0.1 us of it
-        scope = {"input": input, "secrets": self._secrets, "context": context}
         template = sdk.args
-        try:
-            args, kwargs = sdk.arguments(scope) if template is None else template.render(scope)
-        except DriverError as exc:
-            raise self._redacted(exc) from None
+        picked = None if template is None else template.pick(input)
+        args: list[Any]
+        if picked is not None:
+            args, kwargs = [], picked
+        else:
+            scope = {"input": input, "secrets": self._secrets, "context": context}
+            try:
+                args, kwargs = sdk.arguments(scope) if template is None else template.render(scope)
+            except DriverError as exc:
+                raise self._redacted(exc) from None
         ref = sdk.ref
         function = ref.function if ref.constructor is None else self._function(sdk, context)
         built = self._egress_template

@@ -243,6 +243,16 @@ def compile_value(value: Any, pointer: str, diags: list[Diagnostic]) -> Node:
     return Const(value, pointer)
 
 
+def _picked(node: Node) -> str | None:
+    """The input field `node` is exactly (`${input.name}`, no filter), else None."""
+    if not isinstance(node, Whole) or node.expr.filters:
+        return None
+    ref = node.expr.ref
+    if ref.root != "input" or len(ref.path) != 1 or type(ref.path[0]) is not str:
+        return None
+    return ref.path[0]
+
+
 @dataclass(frozen=True)
 class ArgsTemplate:
     """`args_template` split into positional (`_0`, `_1`, ...) and keyword arguments."""
@@ -253,11 +263,33 @@ class ArgsTemplate:
     # each node's `reader`, taken once (`render` is per call, at ~1 us a call before)
     _positional: tuple[Reader, ...] = field(init=False, repr=False, compare=False)
     _keywords: tuple[tuple[str, Reader], ...] = field(init=False, repr=False, compare=False)
+    # (argument, input field) when the template only picks fields of the input
+    _picks: tuple[tuple[str, str], ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_positional", tuple(n.reader() for n in self.positional))
         keywords = tuple((name, node.reader()) for name, node in self.keywords)
         object.__setattr__(self, "_keywords", keywords)
+        fields = [(name, _picked(node)) for name, node in self.keywords]
+        picks = tuple((name, key) for name, key in fields if key is not None)
+        only_picks = not self.positional and len(picks) == len(fields)
+        object.__setattr__(self, "_picks", picks if only_picks else None)
+
+    def pick(self, input: Any) -> dict[str, Any] | None:
+        """The keyword arguments of a template that only picks input fields
+        (`{a: "${input.a}", ...}`, the commonest), read straight from an input dict
+        holding them all: no scope, no reader calls (~0.2 us a call less). None
+        otherwise: `render` then gives the arguments, or the error."""
+        picks = self._picks
+        if picks is None or type(input) is not dict:
+            return None
+        kwargs = {}
+        for name, key in picks:
+            value = input.get(key, _MISSING)
+            if value is _MISSING:
+                return None
+            kwargs[name] = value
+        return kwargs
 
     def render(self, scope: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         # plain loops: a comprehension is one more frame per call
