@@ -329,3 +329,81 @@ def test_the_folder_reads_json_events_as_it_reads_the_sdks_objects() -> None:
     out_a = [e for d in raw for e in a.feed(d)]
     out_b = [e for d in raw for e in b.feed(construct_type(value=d, type_=RawMessageStreamEvent))]
     assert out_a == out_b and a.finished and b.finished
+
+
+# ---- differential: raw event streams the fake never sends ----------------------
+
+
+class _RawStream(BaseHTTPRequestHandler):
+    """Answers every request with `body` as a 200 event stream."""
+
+    protocol_version = "HTTP/1.1"
+    body = b""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("content-length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+
+@pytest.fixture(scope="module")
+def raw_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _RawStream)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _sse(event: str | None, data: str) -> str:
+    head = f"event: {event}\n" if event is not None else ""
+    return head + "".join(f"data: {line}\n" for line in data.split("\n")) + "\n"
+
+
+_START = _sse("message_start", json.dumps({"type": "message_start", "message": {"model": "m"}}))
+_TEXT = _sse(
+    "content_block_start",
+    json.dumps({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}),
+)
+_DELTA = _sse(
+    "content_block_delta",
+    json.dumps(
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a"}}
+    ),
+)
+_STOP_BLOCK = _sse("content_block_stop", json.dumps({"type": "content_block_stop", "index": 0}))
+_STOP = _sse("message_stop", json.dumps({"type": "message_stop"}))
+_ODD = st.sampled_from(
+    [
+        _sse("ping", json.dumps({"type": "ping"})),
+        _sse(None, json.dumps({"type": "message_stop"})),  # unnamed: skipped by both
+        _sse("content_block_delta", ""),  # no data: skipped
+        ": a comment\n\n",
+        _sse("error", json.dumps({"type": "error", "error": {"type": "api_error"}})),
+        _sse("error", "not json"),
+        _sse("error", ""),
+        _sse("error", json.dumps({"error": {"type": "overloaded_error", "message": ""}})),
+        _sse("error", json.dumps(["a list"])),
+        _sse("whatever", json.dumps({"type": "unknown_kind"})),
+        _sse("message_delta", json.dumps({"type": "message_delta", "delta": {}})),
+        _sse("content_block_delta", "{broken json"),
+    ]
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    parts=st.lists(
+        st.sampled_from([_START, _TEXT, _DELTA, _DELTA, _STOP_BLOCK, _STOP]) | _ODD, max_size=8
+    )
+)
+def test_any_event_stream_reads_the_same_on_both_paths(raw_server: str, parts: list[str]) -> None:
+    _RawStream.body = "".join(parts).encode()
+    assert _run(_provider(raw_server, True)) == _run(_provider(raw_server, False))
