@@ -407,3 +407,34 @@ _ODD = st.sampled_from(
 def test_any_event_stream_reads_the_same_on_both_paths(raw_server: str, parts: list[str]) -> None:
     _RawStream.body = "".join(parts).encode()
     assert _run(_provider(raw_server, True)) == _run(_provider(raw_server, False))
+
+
+# ---- which path --------------------------------------------------------------
+
+
+def test_after_a_failure_imported_the_sdk_later_calls_take_the_sdk_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.undo()  # the real `sdk_ready`, on a flag of this test's own
+    monkeypatch.setattr(_anthropic, "_sdk_imported", threading.Event())
+    with FakeLLMServer([Turn(error=529), Turn(text="ok")]) as server:
+        provider = _provider(server.base_url, True)
+        assert provider.express
+        first = _run(provider)
+        assert first[1] is not None and first[1][0] == "server_error"
+        assert not provider.express  # the SDK made the error: it serves from now on
+        events, error = _run(_provider(server.base_url, True))
+        agents = [r.headers["user-agent"] for r in server.received]
+    assert error is None and events
+    assert agents[0].startswith("python-httpx2") and agents[1].startswith("AsyncAnthropic")
+
+
+def test_a_closed_provider_is_not_given_an_express_client_by_a_late_warm_up() -> None:
+    from flightdeck.llm import warm
+
+    provider = _provider("http://127.0.0.1:9", True)
+    asyncio.run(provider.aclose())
+    thread = warm(provider)
+    assert thread is not None
+    thread.join(60)
+    assert provider._express is not None and provider._express._client is None
