@@ -5,9 +5,10 @@
 - spawn to `ready` next to `python -c pass`, pair by pair (target <= 10x);
 - the first reply (message sent -> first `text_delta`, fake server in this
   process's thread) when the message is sent the moment `ready` arrives vs
-  when it is sent 2 s later, pair by pair: the difference is the provider SDK
-  import that `flightdeck.llm.warm` moves off the first reply once `ready`
-  is out;
+  when it is sent 2 s later, pair by pair: the difference is the work that
+  `flightdeck.llm.warm` does once `ready` is out (for the `anthropic`
+  provider's express path: importing httpx2 and building its client; the SDK
+  is not imported);
 - idle RSS right after `ready` and after the warm-up has finished.
 """
 
@@ -111,11 +112,11 @@ def main() -> None:
         f"| spawn to `ready` (B) vs `python -c pass` (A); target <= 10x "
         f"| {ms(start.a_median)} | {ms(start.b_median)} | {start.spread()} |",
         f"| message -> first `text_delta`: sent at `ready` (A) vs sent {WAIT:.0f} s after "
-        f"`ready` (B, SDK warmed) | {ms(first.a_median)} | {ms(first.b_median)} "
+        f"`ready` (B, warmed) | {ms(first.a_median)} | {ms(first.b_median)} "
         f"| {first.spread()} |",
         "",
         f"Idle RSS (median): {rss_ready:.1f} MiB right after `ready`, {rss_warm:.1f} MiB "
-        f"{WAIT:.0f} s later, once the background import of the SDK has finished.",
+        f"{WAIT:.0f} s later, once the warm-up has finished.",
         "",
         f"Machine: {machine()}.",
     ]

@@ -16,7 +16,9 @@ answers every model call with "hello there":
 Target (issue 14): B <= 0.5x A. Without npm, or if the install fails, the
 comparison is skipped with the reason and only flightdeck's side is shown.
 The flightdeck rows split its time into spawn -> `ready` and `ready` ->
-first `text_delta` (mostly the provider SDK's import).
+first `text_delta` (the `anthropic` provider's express path: importing
+httpx2 and building its client, then the request; no SDK import). The
+`import anthropic` row is what that path no longer pays on the first reply.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The anthropic provider through the real Anthropic SDK against FakeLLMServer."""
+"""The anthropic provider against FakeLLMServer, each test on both of its
+paths: through the real Anthropic SDK, and the express path (httpx2 alone,
+taken while the SDK is not imported)."""
 
 from __future__ import annotations
 
@@ -20,10 +22,17 @@ from flightdeck.llm import (
     ToolSpec,
     ToolUseBlock,
     Usage,
+    _anthropic,
     create_provider,
 )
 from tests.fakes import FakeLLMServer, ToolCall, Turn
 from tests.llm._helpers import error_of, events_of, request, stream
+
+
+@pytest.fixture(autouse=True, params=["sdk", "express"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(_anthropic, "sdk_ready", lambda: request.param == "sdk")
+    return str(request.param)
 
 
 def provider(server: FakeLLMServer, **options: object) -> AnthropicProvider:

@@ -102,3 +102,45 @@ def test_a_closed_provider_is_not_given_a_client_by_a_late_warm_up() -> None:
         assert thread is not None
         thread.join(60)
     assert built == []
+
+
+_EXPRESS_PROBE = """
+import sys
+from flightdeck.llm import create_provider, sdk_modules, warm
+provider = create_provider("anthropic", api_key="k", base_url="http://127.0.0.1:9")
+print(sdk_modules(provider))
+thread = warm(provider)
+assert thread is not None and thread.daemon
+thread.join(60)
+print("anthropic" in sys.modules, "httpx2" in sys.modules, provider._express._client is not None)
+"""
+
+
+def test_warm_builds_the_express_client_and_never_imports_the_sdk() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _EXPRESS_PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert out.stdout.split("\n")[:2] == ["('httpx2',)", "False True True"]
+
+
+def test_warm_builds_the_sdk_client_once_the_sdk_serves_the_provider(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from flightdeck.llm import _anthropic, create_provider
+
+    monkeypatch.setattr(_anthropic, "sdk_ready", lambda: True)
+    with FakeLLMServer([Turn(text="hello")]) as server:
+        provider = create_provider("anthropic", api_key="k", base_url=server.base_url)
+        assert isinstance(provider, AnthropicProvider)
+        assert "anthropic" in sdk_modules(provider)
+        thread = warm(provider)
+        assert thread is not None
+        thread.join(60)
+        assert provider._client._client is not None and provider._express is not None
+        assert provider._express._client is None
+        events, _ = stream(provider, request())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "hello"

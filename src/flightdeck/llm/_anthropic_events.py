@@ -1,8 +1,10 @@
 """Fold Anthropic raw stream events into neutral stream events and a `Response`.
 
 Shared by the Anthropic, Bedrock and Vertex providers: all three clients
-yield the same raw Messages events. The stream is complete only when
-`message_stop` arrives; ending before it is a `stream_interrupted`.
+yield the same raw Messages events, and the `anthropic` provider's express
+path feeds the same events as the JSON dicts it parsed (`_get` reads both).
+The stream is complete only when `message_stop` arrives; ending before it is
+a `stream_interrupted`.
 """
 
 from __future__ import annotations
@@ -57,55 +59,61 @@ class AnthropicFolder:
     finished: bool = False
 
     def feed(self, event: Any) -> list[StreamEvent]:
-        kind = event.type
+        kind = _get(event, "type")
         if kind == "content_block_delta":  # by far the most frequent: first
-            return self._delta(event.index, event.delta)
+            return self._delta(_get(event, "index"), _get(event, "delta"))
         if kind == "content_block_start":
-            self._start(event.index, event.content_block)
+            self._start(_get(event, "index"), _get(event, "content_block"))
         elif kind == "content_block_stop":
-            return self._stop(event.index)
+            return self._stop(_get(event, "index"))
         elif kind == "message_start":
-            self.model = event.message.model or self.model
-            self._merge_usage(event.message.usage)
+            message = _get(event, "message")
+            self.model = _get(message, "model") or self.model
+            self._merge_usage(_get(message, "usage"))
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            self._merge_usage(event.usage)
+            self.stop_reason = _get(_get(event, "delta"), "stop_reason") or self.stop_reason
+            self._merge_usage(_get(event, "usage"))
         elif kind == "message_stop":
             self.finished = True
             return [StreamDone(self.response())]
         return []
 
     def _start(self, index: int, block: Any) -> None:
-        kind = block.type
+        kind = _get(block, "type")
         state = _Block(kind)
-        if kind == "text" and block.text:
-            state.parts.append(block.text)
+        if kind == "text":
+            text = _get(block, "text")
+            if text:
+                state.parts.append(text)
         elif kind == "thinking":
-            state.parts.append(block.thinking or "")
-            state.signature = block.signature or ""
+            state.parts.append(_get(block, "thinking") or "")
+            state.signature = _get(block, "signature") or ""
         elif kind == "redacted_thinking":
-            state.parts.append(block.data)
+            state.parts.append(_get(block, "data"))
         elif kind == "tool_use":
-            state.tool_id, state.tool_name = block.id, block.name
-            if block.input:  # complete input sent up front (non-incremental servers)
-                state.parts.append(json.dumps(block.input))
+            state.tool_id, state.tool_name = _get(block, "id"), _get(block, "name")
+            tool_input = _get(block, "input")
+            if tool_input:  # complete input sent up front (non-incremental servers)
+                state.parts.append(json.dumps(tool_input))
         self.blocks[index] = state
 
     def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
         state = self.blocks.get(index)
         if state is None:
             return []
-        kind = delta.type
+        kind = _get(delta, "type")
         if kind == "text_delta":
-            state.parts.append(delta.text)
-            return [TextDelta(delta.text)]
+            text = _get(delta, "text")
+            state.parts.append(text)
+            return [TextDelta(text)]
         if kind == "thinking_delta":
-            state.parts.append(delta.thinking)
-            return [ThinkingDelta(delta.thinking)]
+            thinking = _get(delta, "thinking")
+            state.parts.append(thinking)
+            return [ThinkingDelta(thinking)]
         if kind == "input_json_delta":
-            state.parts.append(delta.partial_json)
+            state.parts.append(_get(delta, "partial_json"))
         elif kind == "signature_delta":
-            state.signature = delta.signature
+            state.signature = _get(delta, "signature")
         return []
 
     def _stop(self, index: int) -> list[StreamEvent]:
@@ -134,7 +142,7 @@ class AnthropicFolder:
             "cache_creation_input_tokens",
             "cache_read_input_tokens",
         ):
-            value = getattr(usage, key, None)
+            value = _get(usage, key)
             if value is not None:  # message_delta may repeat or omit the input counts
                 self.usage[key] = value
 
@@ -147,6 +155,14 @@ class AnthropicFolder:
             cache_write_tokens=self.usage.get("cache_creation_input_tokens", 0),
         )
         return Response(content, stop_reason(self.stop_reason), usage, self.model)
+
+
+def _get(event: Any, name: str) -> Any:
+    """A field of an event as the SDK parses it (an object) or as JSON (a dict,
+    the express path's); a missing field reads as None either way."""
+    if type(event) is dict:
+        return event.get(name)
+    return getattr(event, name, None)
 
 
 def stop_reason(value: str | None) -> StopReason:

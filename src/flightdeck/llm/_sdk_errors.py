@@ -9,6 +9,7 @@ mid-stream) come from httpx (or httpx2, which newer Anthropic SDKs use).
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from types import ModuleType
@@ -80,6 +81,21 @@ def _from_status(
     return error("provider_error")
 
 
+def from_error_event(data: str, status: int) -> ProviderError:
+    """The `ProviderError` for an `error` event inside a stream of status
+    `status`, read without the SDK exactly as `map_sdk_error` reads the
+    exception the SDK's stream raises for it (its body is the event's JSON,
+    its message the body's text when the data is not JSON)."""
+    body: object = data
+    try:
+        body = json.loads(data)
+        fallback = f"{body}"
+    except Exception:
+        fallback = data or f"Error code: {status}"
+    message = _body_message(body)
+    return _from_status(status, fallback if message is None else message, body, None)
+
+
 def _from_stream_error(message: str, body: object) -> ProviderError:
     kind = _error_type(body)
     code = _STREAM_ERROR_CODES.get(kind, "provider_error")
@@ -99,12 +115,16 @@ def _error_type(body: object) -> str:
 
 def _message(exc: Any) -> str:
     """The server's own error message when the body has one."""
-    body = getattr(exc, "body", None)
+    message = _body_message(getattr(exc, "body", None))
+    return message if message is not None else str(getattr(exc, "message", "") or exc)
+
+
+def _body_message(body: object) -> str | None:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
             return str(inner["message"])
-    return str(getattr(exc, "message", "") or exc)
+    return None
 
 
 def _retry_after(exc: Any) -> float | None:

@@ -21,6 +21,15 @@ cut is the work itself:
 - the client (its HTTP transport and TLS context) and the modules that the
   first request imports on its way are built here too, not on the first
   request.
+
+The `anthropic` provider's express path (`_anthropic_express`) needs no SDK:
+for it, `warm` imports httpx2 and builds the express client (~0.1 s of CPU,
+~45 ms of it the TLS context) and does not import the SDK at all, neither
+then nor later. A message sent at once therefore shares the CPU with no
+~1 s import, and the process grows by ~9 MiB (httpx2, the client) instead
+of ~50 (the SDK's types); the SDK is imported only if a request fails before its
+stream starts (the SDK then reports the failure) or the provider is not the
+direct API (Bedrock, Vertex).
 """
 
 from __future__ import annotations
@@ -36,12 +45,18 @@ from flightdeck.llm._openai import OpenAIProvider
 # its event-loop backend by name, the SDKs' tracing loads the OpenTelemetry
 # propagators (which may fail on a bad OTEL_PROPAGATORS: each is optional here).
 _REQUEST_PATH = ("anyio._backends._asyncio", "opentelemetry.propagate", "concurrent.futures.thread")
+# The express path's: httpx2, and the anyio backend its async transport loads by name.
+_EXPRESS_MODULES = ("httpx2",)
+_EXPRESS_REQUEST_PATH = ("anyio._backends._asyncio",)
 
 _gc_paused = threading.Lock()
 
 
 def sdk_modules(provider: object) -> tuple[str, ...]:
-    """The SDK modules `provider`'s first call would import (none if unknown)."""
+    """The SDK modules `provider`'s first call would import (none if unknown);
+    for the express path, the HTTP library it uses instead."""
+    if isinstance(provider, AnthropicProvider) and provider.express:
+        return _EXPRESS_MODULES
     if isinstance(provider, AnthropicProvider):  # also Bedrock and Vertex
         return ("anthropic", "anthropic.types", "anthropic.lib.streaming")
     if isinstance(provider, OpenAIProvider):
@@ -65,13 +80,14 @@ def warm(provider: object) -> threading.Thread | None:
 def _prepare(provider: object, modules: tuple[str, ...]) -> None:
     if not _import_all(modules):
         return
-    for name in _REQUEST_PATH:
+    express = modules == _EXPRESS_MODULES
+    for name in _EXPRESS_REQUEST_PATH if express else _REQUEST_PATH:
         try:
             importlib.import_module(name)
         except Exception:  # the request path handles (or reports) it itself
             continue
     if isinstance(provider, AnthropicProvider | OpenAIProvider):
-        provider.prepare()
+        provider.prepare()  # the express client, or the SDK's
 
 
 def _import_all(modules: tuple[str, ...]) -> bool:
