@@ -201,6 +201,7 @@ def test_agent_json_stream_imports_before_ready(tmp_path: Path) -> None:
     assert "flightdeck.agent._engine" in imported  # the probe saw the session start
     forbidden = [
         *(m for m in NETWORK_AND_UI if m != "pydantic"),  # the protocol's models use it
+        "click",  # the usual command lines are read without it (cli/_agent_stream.py)
         # bubblewrap's probe needs `guard.bwrap_path` only; the audit hook,
         # policies and egress proxy load when a layer or a sandbox needs them
         "flightdeck.guard._hook",
