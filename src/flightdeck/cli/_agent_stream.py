@@ -77,13 +77,17 @@ def run_json_stream(flags: dict[str, Any]) -> NoReturn:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from flightdeck.agent._startup import pause_gc
 
-    pause_gc()  # until `ready` is out: flightdeck/agent/_startup.py
-    import asyncio
-
-    from flightdeck.agent import run_json_stream as serve
-
+    pause_gc()  # until `ready` is out and the engine loaded: flightdeck/agent/_startup.py
     try:
-        code = asyncio.run(serve(flags, sys.stdin.buffer, sys.stdout.buffer))
+        # A plain start writes `ready` before asyncio and the engine are imported.
+        from flightdeck.agent._early import early_ready
+
+        early = early_ready(flags, os.environ, sys.stdout.buffer)
+        import asyncio
+
+        from flightdeck.agent import run_json_stream as serve
+
+        code = asyncio.run(serve(flags, sys.stdin.buffer, sys.stdout.buffer, early=early))
     except (EOFError, KeyboardInterrupt):
         # What click's standalone mode reports (the other path goes through
         # it): a blank line closing the terminal's ^C echo, then "Aborted!".
