@@ -13,14 +13,20 @@ from pathlib import Path
 
 _JSON_STREAM = """
 import gc, os, sys
-from flightdeck.agent import _transport
+from flightdeck.agent import _early, _transport
 flush, serve = _transport.LineWriter.flush, _transport.serve
+write_line = _early.write_line
 seen = []
-def first_flush(self):
+def at_ready():
     if not seen:
         seen.append(True)
         print("at-ready", gc.isenabled(), file=sys.stderr, flush=True)
+def first_flush(self):
+    at_ready()
     flush(self)
+def early_write(out, line):  # a plain start writes `ready` before the engine
+    at_ready()
+    write_line(out, line)
 async def serving(*args, **kwargs):
     await serve(*args, **kwargs)
     # the provider warm-up pauses the collector while it imports the SDK
@@ -32,6 +38,7 @@ async def serving(*args, **kwargs):
     print("serving", gc.isenabled(), file=sys.stderr, flush=True)
 _transport.LineWriter.flush = first_flush
 _transport.serve = serving
+_early.write_line = early_write
 from flightdeck.cli import main
 main(["agent", "--json-stream"])
 """

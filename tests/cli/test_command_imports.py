@@ -170,42 +170,78 @@ def test_a_local_launch_never_imports_temporal(tmp_path: Path) -> None:
 
 # `agent --json-stream`: the modules imported when `ready` is written (the
 # provider SDK is imported after it, in the background: flightdeck.llm.warm).
+# A plain start writes it before the engine (agent/_early.py); any other
+# through the engine's writer.
 _READY_PROBE = """
 import json, os, sys
-from flightdeck.agent import _transport
-flush = _transport.LineWriter.flush
-def first_flush(self):
+from flightdeck.agent import _early
+def report():
     print(json.dumps(sorted(sys.modules)), file=sys.stderr, flush=True)
-    flush(self)
     os._exit(0)
-_transport.LineWriter.flush = first_flush
+write_line = _early.write_line
+def early_write(out, line):
+    write_line(out, line)
+    report()
+_early.write_line = early_write
+if sys.argv[1:] == ["engine"]:  # imports the engine's writer (and pydantic) here
+    from flightdeck.agent import _transport
+    flush = _transport.LineWriter.flush
+    def first_flush(self):
+        flush(self)
+        report()
+    _transport.LineWriter.flush = first_flush
 from flightdeck.cli import main
 main(["agent", "--json-stream"])
 """
 
 
-def test_agent_json_stream_imports_before_ready(tmp_path: Path) -> None:
-    env = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path), "ANTHROPIC_API_KEY": "test"}
+def _imported_at_ready(workspace: Path, home: Path, *args: str) -> set[str]:
+    env = {**os.environ, "FLIGHTDECK_HOME": str(home), "ANTHROPIC_API_KEY": "test"}
     proc = subprocess.run(
-        [sys.executable, "-c", _READY_PROBE],
+        [sys.executable, "-c", _READY_PROBE, *args],
         input="",
         capture_output=True,
         text=True,
-        cwd=tmp_path,
+        cwd=workspace,
         env=env,
         timeout=60,
         check=False,
     )
     assert '"type":"ready"' in proc.stdout
-    imported = set(json.loads(proc.stderr.strip().splitlines()[-1]))
-    assert "flightdeck.agent._engine" in imported  # the probe saw the session start
+    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
+
+
+# Not needed by the engine's start either: bubblewrap's probe needs
+# `guard.bwrap_path` only; the audit hook, policies and egress proxy load when
+# a layer or a sandbox needs them.
+_NOT_AT_READY = [
+    *(m for m in NETWORK_AND_UI if m != "pydantic"),
+    "click",  # the usual command lines are read without it (cli/_agent_stream.py)
+    "flightdeck.guard._hook",
+    "flightdeck.guard._policy",
+    "flightdeck.guard._egress",
+    "flightdeck.guard._scope",
+]
+
+
+def test_agent_json_stream_imports_before_ready(tmp_path: Path) -> None:
+    # a plain start: the standard library and the setup steps only
+    imported = _imported_at_ready(tmp_path, tmp_path)
+    assert "flightdeck.agent._setup" in imported  # the probe saw the session start
     forbidden = [
-        *(m for m in NETWORK_AND_UI if m != "pydantic"),  # the protocol's models use it
-        # bubblewrap's probe needs `guard.bwrap_path` only; the audit hook,
-        # policies and egress proxy load when a layer or a sandbox needs them
-        "flightdeck.guard._hook",
-        "flightdeck.guard._policy",
-        "flightdeck.guard._egress",
-        "flightdeck.guard._scope",
+        *_NOT_AT_READY,
+        "pydantic",
+        "asyncio",
+        "flightdeck.agent._engine",
+        "flightdeck.agent._protocol",
+        "flightdeck.agent.tools._bash",
     ]
     assert sorted(set(forbidden) & imported) == []
+
+
+def test_agent_json_stream_imports_before_ready_through_the_engine(tmp_path: Path) -> None:
+    # AionUi's compat file: its problems follow `ready`, so the engine writes it
+    (tmp_path / ".aionrs.toml").write_text("")
+    imported = _imported_at_ready(tmp_path, tmp_path, "engine")
+    assert "flightdeck.agent._engine" in imported  # the probe saw the session start
+    assert sorted(set(_NOT_AT_READY) & imported) == []

@@ -13,14 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from flightdeck.agent import _protocol as p
+from flightdeck.agent._settings import EFFORT_LEVELS as EFFORT_LEVELS
 from flightdeck.agent._settings import AgentSettings
 
 Compaction = Literal["off", "safe", "full"]
 # Used when `thinking: "enabled"` comes without a budget and none was set.
 DEFAULT_THINKING_BUDGET = 10_000
 MIN_THINKING_BUDGET = 1024
-# Providers whose requests carry a reasoning effort, and its levels.
-EFFORT_LEVELS: dict[str, tuple[str, ...]] = {"openai": ("low", "medium", "high")}
 
 
 @dataclass(frozen=True)

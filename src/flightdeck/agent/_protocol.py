@@ -10,15 +10,15 @@ event with code `protocol_error`.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from flightdeck.agent._limits import MAX_FILES, MAX_ID_CHARS, MAX_PATH_CHARS
 from flightdeck.agent._lines import ProtocolProblem as ProtocolProblem
-
-PROTOCOL_VERSION = "0.1.0"
+from flightdeck.agent._ready_line import PROTOCOL_VERSION as PROTOCOL_VERSION
+from flightdeck.agent._ready_line import dumps as _dumps
+from flightdeck.agent._ready_line import escape_breaks
 
 Category = Literal["info", "edit", "exec", "mcp"]
 Mode = Literal["default", "auto_edit", "yolo"]
@@ -401,15 +401,7 @@ def encode_event(event: Event) -> str:
         )
     else:
         line = _dumps(_plain(event))
-    # Valid JSON either way, but line splitters that honour Unicode line breaks
-    # (NEL, LS, PS) would cut the line there; escaped, every reader sees one line.
-    return line if line.isascii() else line.translate(_UNICODE_BREAKS)
-
-
-_UNICODE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    return escape_breaks(line)
 
 
 def _plain(value: Any) -> Any:

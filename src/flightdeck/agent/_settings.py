@@ -16,12 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from flightdeck.agent.tools import SandboxConfigError, SandboxSettings, parse_sandbox
+# From the module, not the package's lazy names: `agent --json-stream` resolves
+# its settings before `ready` with the standard library only (agent/_early.py).
+from flightdeck.agent.tools._sandbox import SandboxConfigError, SandboxSettings, parse_sandbox
 
 Mode = Literal["default", "auto_edit", "yolo"]
 MODES: tuple[Mode, ...] = ("default", "auto_edit", "yolo")
 PROVIDERS = ("anthropic", "openai", "bedrock", "vertex")
 BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+# Providers whose requests carry a reasoning effort, and its levels (`set_config`).
+EFFORT_LEVELS: dict[str, tuple[str, ...]] = {"openai": ("low", "medium", "high")}
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are flightdeck, a coding agent working in the directory {workspace}. "

@@ -5,8 +5,9 @@ models; ~280 models for `acp` alone) and almost no garbage, yet every 700
 allocations the collector walks the young objects and, as they pile up, the
 older generations: ~8% of the CPU spent before `ready`. `flightdeck agent`
 pauses it before its first heavy import; the JSON stream resumes it once
-`ready` is written, ACP once `initialize` is answered. Reference counting
-frees everything else as usual meanwhile.
+`ready` is written and the engine is loaded (a plain start writes `ready`
+before loading it: agent/_early.py), ACP once `initialize` is answered.
+Reference counting frees everything else as usual meanwhile.
 """
 
 from __future__ import annotations

@@ -22,6 +22,13 @@ def main(argv: list[str] | None = None) -> None:
         # The same line click's version option prints.
         sys.stdout.write(f"flightdeck, version {__version__}\n")
         return
+    if args[:1] == ["agent"]:
+        # The JSON stream's usual command lines skip click: _agent_stream.py
+        from flightdeck.cli._agent_stream import json_stream_flags, run_json_stream
+
+        flags = json_stream_flags(args[1:])
+        if flags is not None:
+            run_json_stream(flags)
     from flightdeck.cli._main import main as run
 
     run(args)

@@ -84,15 +84,9 @@ def agent(json_stream: bool, acp: bool, list_tools: bool, fmt: str, **flags: Any
         sys.stderr.flush()
         os._exit(code)  # as for --json-stream: no interpreter teardown
     if json_stream:
-        from flightdeck.agent import run_json_stream
+        from flightdeck.cli._agent_stream import run_json_stream
 
-        code = asyncio.run(run_json_stream(flags, sys.stdin.buffer, sys.stdout.buffer))
-        # The stdin reader thread may still be blocked in read(); finalizing the
-        # interpreter around it can abort, so leave directly (all is flushed and
-        # every session step is already fsynced).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        run_json_stream(flags)
     from flightdeck.agent._terminal import run_terminal
 
     sys.exit(asyncio.run(run_terminal(flags)))

@@ -26,15 +26,15 @@ from acp.schema import (
 )
 
 from flightdeck.agent import _protocol as p
-from flightdeck.agent._app import (
+from flightdeck.agent._engine import AgentSession
+from flightdeck.agent._setup import (
     SetupError,
-    _with_model,
     load_settings,
     make_provider,
     open_session,
     sessions_root,
+    with_model,
 )
-from flightdeck.agent._engine import AgentSession
 from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
 from flightdeck.agent.acp._bridge import Bridge
 from flightdeck.agent.acp._diffs import Reader, read_disk, record_diffs
@@ -67,7 +67,7 @@ async def open_bridge(
     try:
         settings = load_settings(flags, env)
         provider, model = make_provider(settings, env)
-        settings = _with_model(settings, model)
+        settings = with_model(settings, model)
         stored, loaded = _store(settings, load, model)
     except SetupError as exc:
         raise config_error(str(exc)) from None
