@@ -60,7 +60,8 @@ _PREFIXES = re.compile(
     r")"
 )
 _PEM = "-----BEGIN"  # the one pattern with spaces in it
-_TOKEN = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
+_TOKEN_CHARS = 32
+_TOKEN = re.compile(rf"[A-Za-z0-9+/=_-]{{{_TOKEN_CHARS},}}")
 _DIGEST = re.compile(r"sha(256|384|512):[0-9a-f]+")
 _ENTROPY_BITS = 4.0  # bits per character; random base64 is ~5, hex at most 4
 # The shortest text either pattern can match (`xoxb-` + 10): shorter strings,
@@ -97,6 +98,8 @@ def looks_like_credential(text: str) -> str | None:
     match = _PREFIXES.search(candidate)
     if match:
         return f"starts like a known credential ({match.group(0)[:6]}...)"
+    if len(candidate) < _TOKEN_CHARS:
+        return None  # most identifiers and URLs: too short to hold a token
     for token in _TOKEN.findall(candidate):
         if _DIGEST.fullmatch(text.strip()):
             continue
@@ -134,6 +137,9 @@ def scan_values(value: object, pointer: str = "") -> Iterator[SecretFinding]:
     return iter(found)
 
 
+_CONTAINERS = (dict, list)  # a tuple: isinstance with `dict | list` is ~40% slower
+
+
 def _scan_values(
     value: object, root: str, path: list[str | int], found: list[SecretFinding]
 ) -> None:
@@ -163,7 +169,7 @@ def _scan_values(
                 why = looks_like_credential(item)
                 if why:
                     found.append(SecretFinding(_pointer(root, [*path, key]), "value", why))
-        elif isinstance(item, dict | list):
+        elif isinstance(item, _CONTAINERS):
             path.append(key)
             _scan_values(item, root, path, found)
             path.pop()
