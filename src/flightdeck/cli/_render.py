@@ -92,7 +92,14 @@ def format_diagnostic(diag: Diagnostic, here: Path | None = None) -> str:
     another file (an implementor pointing at its invalid ACTION.md) names
     that file, since its line belongs there."""
     where = f"{diag.line}:{diag.column or 1}" if diag.line is not None else "-"
-    if here is not None and diag.file and Path(diag.file).resolve() != here.resolve():
+    # The same spelling is the same file: two resolves (a stat per component)
+    # only for a diagnostic that names another spelling.
+    if (
+        here is not None
+        and diag.file
+        and diag.file != str(here)
+        and Path(diag.file).resolve() != here.resolve()
+    ):
         where = f"{diag.file}:{where}" if diag.line is not None else diag.file
     sev = click.style(f"{diag.severity.value:<7}", fg=_COLOURS[diag.severity], bold=True)
     pointer = click.style(f"  [{diag.pointer}]", dim=True) if diag.pointer else ""

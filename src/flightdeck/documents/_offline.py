@@ -130,9 +130,36 @@ def _refs(schema: Any) -> Iterator[tuple[str, str, str]]:
                     stack.append((value, pointer_join(pointer, index), base))
 
 
+def _has_refs(schema: Any) -> bool:
+    """Whether `_refs` finds anything, without the pointers it builds on the
+    way: most inputs and outputs schemas have no `$ref` (~3 us, not ~8)."""
+    try:
+        return _any_ref(schema)
+    except RecursionError:  # data nested past the stack, from a caller: the full walk
+        return True
+
+
+def _any_ref(node: Any) -> bool:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str) or isinstance(node.get("$dynamicRef"), str):
+            return True
+        for key, value in node.items():
+            if (
+                isinstance(value, dict | list)
+                and key not in ("enum", "const", "examples")
+                and _any_ref(value)
+            ):
+                return True
+    elif isinstance(node, list):
+        for value in node:
+            if isinstance(value, dict | list) and _any_ref(value):
+                return True
+    return False
+
+
 def ref_problems(schema: Any, where: str, code: str) -> list[Diagnostic]:
     """A diagnostic for each reference that does not resolve offline."""
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or not _has_refs(schema):
         return []
     found = list(_refs(schema))
     if not found:

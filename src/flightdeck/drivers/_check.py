@@ -46,7 +46,8 @@ def check_document(document: Document) -> list[Diagnostic]:
         diags.append(
             Diagnostic(problem.code, problem.message, Severity.INFO, pointer=problem.pointer)
         )
-    path = document.path.resolve() if document.path is not None else None
+    # Resolved only for entries to look up (a resolve is a stat per component).
+    path = document.path.resolve() if document.path is not None and compiled.entries else None
     driver_dir = path.parent if path is not None else None
     for spec in compiled.entries:
         file = find_tool_file(spec.tool, driver_dir, _workspace_of(path))

@@ -7,6 +7,7 @@ Checks that only read the manifest (`runnable_problem`, `install_problems`,
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -117,6 +118,15 @@ def parse_range(text: str) -> VersionTest:
 
     Raises ValueError when neither grammar accepts it.
     """
+    return _parse_short_range(text) if len(text) <= 256 else _parse_range(text)
+
+
+@functools.lru_cache(maxsize=1024)  # ranges repeat across drivers; parsing one is ~30 us
+def _parse_short_range(text: str) -> VersionTest:
+    return _parse_range(text)
+
+
+def _parse_range(text: str) -> VersionTest:
     try:
         spec = semantic_version.NpmSpec(" ".join(text.replace(",", " ").split()))
     except ValueError:

@@ -16,6 +16,7 @@ A tokenizer feeds a recursive-descent parser; every syntax error carries the
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -235,6 +236,21 @@ def _show(token: _Token) -> str:
 
 def parse_string(text: str) -> tuple[Part, ...]:
     """Split a template string into literal text and expressions."""
+    return _parse_short(text) if len(text) <= _CACHED_CHARS else _parse_string(text)
+
+
+# Templates repeat across drivers and entries (`${input.prompt}`): a short
+# one is parsed once per process (its parts are frozen). Long ones are not
+# kept, so a hostile file cannot fill the cache with megabytes.
+_CACHED_CHARS = 512
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_short(text: str) -> tuple[Part, ...]:
+    return _parse_string(text)
+
+
+def _parse_string(text: str) -> tuple[Part, ...]:
     parts: list[Part] = []
     buf: list[str] = []
     i = 0

@@ -33,6 +33,8 @@ def find_tool_file(tool: str, driver_dir: Path | None, workspace: Path | None) -
                 return candidate
         return None
     for base in bases:
+        if not (base / ".tools").is_dir():
+            continue  # the common case, without a glob (~15 us) that finds nothing
         for candidate in sorted(base.glob(".tools/*/TOOL.md")):
             loaded = load_document(candidate, kind=DocumentKind.TOOL)
             if loaded.document is not None and loaded.document.data.get("id") == tool:

@@ -38,11 +38,9 @@ def default_checks(options: ValidateOptions) -> CheckSet:
     def context_for(document: Document) -> actions.CheckContext:
         # `--workspace` wins; otherwise each file's own workspace, so refs
         # like `./...` and bare action ids resolve where the file lives.
-        from flightdeck.config import find_workspace  # imported once a check needs it
-
         root = options.workspace
         if root is None and document.path is not None:
-            root = find_workspace(_real_parent(document.path))
+            root = _workspace_of(document.path)
         if root not in contexts:
             contexts[root] = actions.CheckContext(
                 workspace=root, libraries=options.libraries, strict=options.strict
@@ -84,6 +82,28 @@ def default_checks(options: ValidateOptions) -> CheckSet:
         DocumentKind.DRIVER: [narrowing, driver],
         DocumentKind.SKILL: [lint],
     }
+
+
+def _workspace_of(path: Path) -> Path | None:
+    """`find_workspace(path.resolve().parent)`, cheaper: a file that is not
+    a symlink (nor reached through `..`) has its folder's workspace, looked
+    up once per folder by name rather than with two `Path`s per file."""
+    if ".." in path.parts or os.path.islink(path):
+        return _find_workspace(path.resolve().parent)
+    return _workspace_in(os.path.abspath(os.path.dirname(path)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _workspace_in(folder: str) -> Path | None:
+    # The same lifetime as the caches below it (`_real_folder`, and
+    # `find_workspace`'s own): one process, one tree.
+    return _find_workspace(Path(_real_folder(folder)))
+
+
+def _find_workspace(folder: Path) -> Path | None:
+    from flightdeck.config import find_workspace  # imported once a check needs it
+
+    return find_workspace(folder)
 
 
 def _real_parent(path: Path) -> Path:
