@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from flightdeck.cli._json_text import dumps_indented
 from flightdeck.cli._params import (
     library_option,
     report_format_option,
@@ -91,7 +91,7 @@ def validate(
     if progress is not None:
         sys.stderr.write("\r\033[K")
     if fmt == "json":
-        click.echo(dumps_indented(report.to_dict()))
+        click.echo(json.dumps(report.to_dict(), indent=2))
     elif fmt in ("github", "sarif"):
         _print_annotations(report, fmt)
     else:
@@ -117,4 +117,4 @@ def _print_annotations(report: ValidationReport, fmt: str) -> None:
         for line in github_lines(entries):
             click.echo(line)
     else:
-        click.echo(dumps_indented(sarif_log(entries)))
+        click.echo(json.dumps(sarif_log(entries), indent=2))
