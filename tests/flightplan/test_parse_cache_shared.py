@@ -60,6 +60,12 @@ def _steps(draw: st.DrawFn) -> list[dict[str, Any]]:
         step["args" if kind == "action-call" else "bindings"] = refs
         if kind == "llm-seam":
             step["prompt"] = f"use {{{{ steps.{draw(st.sampled_from(names))}.v }}}}"
+        if draw(st.booleans()):
+            step["trustContract"] = {"hosts": ["example.com"], "effect": "read"}
+            step["command"] = ["echo", "{{ inputs.seed }}"]
+            step["mount"] = {"path": "/in"}
+        if draw(st.booleans()):
+            steps.append({"kind": "transform"})  # no id: skipped, indexes keep their place
         steps.append(step)
     return steps
 
@@ -75,8 +81,36 @@ def test_a_hit_shares_what_a_fresh_read_computes(steps: list[dict[str, Any]]) ->
     assert first.plan is not None and hit.plan is not None and hit.document is not None
     assert hit.plan.graph is first.plan.graph  # shared, not rebuilt
     fresh = read_plan(hit.document.data, hit.document.body)
+    assert hit.plan == fresh == first.plan
     assert _derived(hit.plan) == _derived(fresh) == _derived(first.plan)
     assert hit.plan.graph == StepGraph.of(fresh)
+    items = hit.document.data["aileron"]["steps"]
+    for step, other in zip(hit.plan.steps, fresh.steps, strict=True):
+        assert step.__dict__.keys() >= {f for f in other.__dict__ if not f.startswith("_")}
+        assert step.raw is items[step.index]  # a view of this caller's data
+        assert step.references is not other.references
+        if step.trust_contract is not None:
+            assert step.trust_contract.raw is items[step.index]["trustContract"]
+
+
+def test_what_a_caller_changes_in_its_steps_does_not_reach_the_next(tmp_path: Path) -> None:
+    steps = [
+        {"id": "a", "kind": "transform", "bindings": {"x": "inputs.seed"}, "outputs": ["v"]},
+        {"id": "b", "kind": "transform", "bindings": {"x": "steps.a.v"}, "outputs": ["v"]},
+    ]
+    path = _write(tmp_path, steps)
+    load_plan(path)
+    first = load_plan(path).plan
+    assert first is not None
+    first.steps[1].references["x"] = "steps.b.v"  # type: ignore[index]
+    first.steps[1].raw["bindings"]["x"] = "steps.b.v"
+    object.__setattr__(first.steps[1], "id", "c")
+    again = load_plan(path).plan
+    assert again is not None
+    assert again.steps[1].id == "b"
+    assert dict(again.steps[1].references) == {"x": "steps.a.v"}
+    assert again.steps[1].raw["bindings"] == {"x": "steps.a.v"}
+    assert again.steps[1].dependencies() == ("a",)
 
 
 def test_the_shared_graph_cannot_be_edited(tmp_path: Path) -> None:

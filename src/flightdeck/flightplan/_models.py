@@ -197,14 +197,6 @@ class Step:
             memo = self.__dict__["_memo_dependencies"] = self._read_dependencies()
         return memo
 
-    def _seed(
-        self, bindings: tuple[tuple[str, Binding], ...], dependencies: tuple[str, ...]
-    ) -> None:
-        # The parse cache gives a step read from the same bytes again what
-        # the first read computed (immutable values), instead of parsing anew.
-        self.__dict__["_memo_bindings"] = bindings
-        self.__dict__["_memo_dependencies"] = dependencies
-
     def _read_dependencies(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
         for _, binding in self._bindings():

@@ -25,9 +25,12 @@ bytes, ~0.5 ms to load for 1,000 steps) and a freshly read plan, so a caller
 that edits what it got cannot change what the next caller gets. Diagnostics
 and the source map are immutable values, and are shared; so are what the
 first read computed from the steps, which a launch would otherwise compute
-again (~2.5 ms for 1,000 steps): the step graph (tuples and a read-only
-mapping) and each step's parsed bindings and dependencies (tuples of
-frozen values), all taken before the first caller got the plan.
+again (~6 ms for 1,000 steps): the step graph (tuples and a read-only
+mapping) and each step's own fields, parsed bindings and dependencies
+(strings, tuples and frozen values; `_read.step_stamp`), all taken before
+the first caller got the plan. A hit's steps are new objects made from
+those, whose `raw`, `references` and trust contract are views of the
+hit's own fresh data, as a fresh read's are.
 """
 
 from __future__ import annotations
@@ -51,11 +54,10 @@ from flightdeck.documents import (
     parse_document,
 )
 from flightdeck.documents import Limits as _Limits
-from flightdeck.flightplan._bindings import Binding
 from flightdeck.flightplan._graph import StepGraph
 from flightdeck.flightplan._lint import lint_read
 from flightdeck.flightplan._models import FlightPlan
-from flightdeck.flightplan._read import read_plan
+from flightdeck.flightplan._read import StepStamp, read_plan, step_stamp
 
 MAX_ENTRIES = 32
 # Roughly the memory all entries hold together. The source map dominates: a
@@ -66,8 +68,6 @@ _PER_POSITION = 128
 _MAX_FILE = _Limits().max_bytes
 
 Key = tuple[bytes, str, frozenset[str] | None]
-# Per step, in order: its parsed bindings and its dependencies.
-_Memos = tuple[tuple[tuple[tuple[str, Binding], ...], tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class _Entry:
     lint: tuple[Diagnostic, ...]  # lint's, located
     digest: list[str]  # the content hash once someone asked (`PlanLoad.content_hash`)
     graph: StepGraph | None  # the plan's, immutable; None: no plan was read
-    memos: _Memos
+    stamps: tuple[StepStamp, ...]  # each step's, in order (`_read.step_stamp`)
 
     def original(self) -> tuple[Any, str]:
         """A fresh copy of the frontmatter data, and the body."""
@@ -152,11 +152,9 @@ def _from_entry(path: Path, entry: _Entry) -> ParsedSkill:
         DocumentKind.SKILL, data, entry.body, path, entry.source_map, entry.body_line
     )
     result = LoadResult(path, document, entry.diagnostics)
-    plan = read_plan(data, entry.body)
-    if entry.graph is not None and len(plan.steps) == len(entry.memos):
+    plan = read_plan(data, entry.body, entry.stamps if entry.graph is not None else None)
+    if entry.graph is not None:
         plan.__dict__["graph"] = entry.graph  # what `cached_property` would store
-        for step, (bindings, dependencies) in zip(plan.steps, entry.memos, strict=True):
-            step._seed(bindings, dependencies)
     return ParsedSkill(result, plan, entry.lint, entry.digest, entry.original)
 
 
@@ -175,9 +173,7 @@ def _remember(key: Key, parsed: ParsedSkill) -> _Entry | None:
         return None
     plan = parsed.plan
     graph = plan.graph if plan is not None else None
-    memos: _Memos = ()
-    if plan is not None:
-        memos = tuple((step._bindings(), step.dependencies()) for step in plan.steps)
+    stamps = tuple(map(step_stamp, plan.steps)) if plan is not None else ()
     entry = _Entry(
         blob,
         weight,
@@ -188,7 +184,7 @@ def _remember(key: Key, parsed: ParsedSkill) -> _Entry | None:
         parsed.lint,
         parsed.digest,
         graph,
-        memos,
+        stamps,
     )
     with _lock:
         old = _entries.pop(key, None)
