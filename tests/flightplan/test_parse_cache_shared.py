@@ -180,3 +180,19 @@ def test_a_launch_does_not_change_what_the_next_launch_sees(tmp_path: Path) -> N
     clear_parse_cache()
     fresh = load_plan(path)
     assert fresh.plan is not None and _derived(fresh.plan) == expected
+
+
+def test_stamps_of_other_data_are_not_used(tmp_path: Path) -> None:
+    from flightdeck.flightplan._read import read_again, step_stamp
+
+    steps = [
+        {"id": "a", "kind": "transform", "bindings": {"x": "inputs.seed"}, "outputs": ["v"]},
+        {"id": "b", "kind": "transform", "bindings": {"x": "steps.a.v"}, "outputs": ["v"]},
+    ]
+    plan = load_plan(_write(tmp_path, steps)).plan
+    assert plan is not None
+    stamps = tuple(map(step_stamp, plan.steps))
+    other = {"aileron": {"steps": [{"id": "b", "kind": "tool"}, {"id": "a"}]}}
+    assert read_again(other, "", stamps) == read_plan(other)
+    shorter = {"aileron": {"steps": [steps[0]]}}
+    assert read_again(shorter, "", stamps) == read_plan(shorter)

@@ -57,7 +57,7 @@ from flightdeck.documents import Limits as _Limits
 from flightdeck.flightplan._graph import StepGraph
 from flightdeck.flightplan._lint import lint_read
 from flightdeck.flightplan._models import FlightPlan
-from flightdeck.flightplan._read import StepStamp, read_plan, step_stamp
+from flightdeck.flightplan._read import StepStamp, read_again, step_stamp
 
 MAX_ENTRIES = 32
 # Roughly the memory all entries hold together. The source map dominates: a
@@ -152,7 +152,7 @@ def _from_entry(path: Path, entry: _Entry) -> ParsedSkill:
         DocumentKind.SKILL, data, entry.body, path, entry.source_map, entry.body_line
     )
     result = LoadResult(path, document, entry.diagnostics)
-    plan = read_plan(data, entry.body, entry.stamps if entry.graph is not None else None)
+    plan = read_again(data, entry.body, entry.stamps if entry.graph is not None else None)
     if entry.graph is not None:
         plan.__dict__["graph"] = entry.graph  # what `cached_property` would store
     return ParsedSkill(result, plan, entry.lint, entry.digest, entry.original)

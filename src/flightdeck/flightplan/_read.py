@@ -35,12 +35,16 @@ def step_stamp(step: Step) -> StepStamp:
     return state, tuple(step.references.items())
 
 
-def read_plan(
-    data: Mapping[str, Any], body: str = "", stamps: tuple[StepStamp, ...] | None = None
+def read_plan(data: Mapping[str, Any], body: str = "") -> FlightPlan:
+    """Build the typed view of a SKILL.md frontmatter. Never raises on bad data."""
+    return read_again(data, body, None)
+
+
+def read_again(
+    data: Mapping[str, Any], body: str, stamps: tuple[StepStamp, ...] | None
 ) -> FlightPlan:
-    """Build the typed view of a SKILL.md frontmatter. Never raises on bad data.
-    `stamps`: taken from the plan of data equal to `data` (`step_stamp`); the
-    steps are made from them, with `data`'s own items as their views."""
+    """`read_plan`, the steps made from `stamps` (`step_stamp`, taken from the
+    plan of data equal to `data`) with `data`'s own items as their views."""
     block = data.get("aileron")
     aileron = _map(block)
     steps = _stamped(aileron.get("steps"), stamps) if stamps is not None else None
