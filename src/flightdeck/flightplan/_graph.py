@@ -8,7 +8,9 @@ lint's business, not the graph's.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # `_models` imports this module (a plan builds its graph once)
@@ -17,8 +19,11 @@ if TYPE_CHECKING:  # `_models` imports this module (a plan builds its graph once
 
 @dataclass(frozen=True)
 class StepGraph:
+    """Immutable all the way down (tuples and a read-only mapping): the
+    parse cache hands the same graph to every launch of the same bytes."""
+
     order: tuple[str, ...]  # step ids in declaration order (first of duplicates wins)
-    successors: dict[str, tuple[str, ...]]
+    successors: Mapping[str, tuple[str, ...]]
 
     @classmethod
     def of(cls, plan: FlightPlan) -> StepGraph:
@@ -30,7 +35,8 @@ class StepGraph:
             for dep in step.dependencies():
                 if dep in succ and step.id not in succ[dep]:
                     succ[dep].append(step.id)
-        return cls(tuple(order), {key: tuple(value) for key, value in succ.items()})
+        successors = {key: tuple(value) for key, value in succ.items()}
+        return cls(tuple(order), MappingProxyType(successors))
 
     def cycles(self) -> list[tuple[str, ...]]:
         """One cycle per strongly connected component, as `(a, b, c, a)`,

@@ -21,11 +21,33 @@ from flightdeck.flightplan._models import (
     _strs,
 )
 
+# What a step read from some data holds that is not a view of that data:
+# its fields but `raw`, `references` and `trust_contract` (all immutable
+# values), with its parsed bindings and dependencies; and its references'
+# items. Taken by the parse cache from a plan before anyone else holds it.
+StepStamp = tuple[dict[str, Any], tuple[tuple[str, str], ...]]
+_VIEWS = ("raw", "references", "trust_contract")
+
+
+def step_stamp(step: Step) -> StepStamp:
+    step.dependencies()  # the memos are in the stamp: computed once per bytes
+    state = {key: value for key, value in step.__dict__.items() if key not in _VIEWS}
+    return state, tuple(step.references.items())
+
 
 def read_plan(data: Mapping[str, Any], body: str = "") -> FlightPlan:
     """Build the typed view of a SKILL.md frontmatter. Never raises on bad data."""
+    return read_again(data, body, None)
+
+
+def read_again(
+    data: Mapping[str, Any], body: str, stamps: tuple[StepStamp, ...] | None
+) -> FlightPlan:
+    """`read_plan`, the steps made from `stamps` (`step_stamp`, taken from the
+    plan of data equal to `data`) with `data`'s own items as their views."""
     block = data.get("aileron")
     aileron = _map(block)
+    steps = _stamped(aileron.get("steps"), stamps) if stamps is not None else None
     return FlightPlan(
         name=_str(data.get("name")),
         description=_str(data.get("description")),
@@ -37,7 +59,7 @@ def read_plan(data: Mapping[str, Any], body: str = "") -> FlightPlan:
         environment=_environment(aileron.get("environment")),
         inputs=tuple(_inputs(aileron.get("inputs"))),
         outputs=tuple(_outputs(aileron.get("outputs"))),
-        steps=tuple(_steps(aileron.get("steps"))),
+        steps=steps if steps is not None else tuple(_steps(aileron.get("steps"))),
         lock=Lock.read(aileron.get("lock")),
     )
 
@@ -138,3 +160,25 @@ def _steps(value: object) -> list[Step]:
             )
         )
     return out
+
+
+def _stamped(value: object, stamps: tuple[StepStamp, ...]) -> tuple[Step, ...] | None:
+    # A frozen dataclass's __init__ sets each field through object.__setattr__
+    # (~2 us a step); a copy of the stamp's fields is a fraction of that. None
+    # (read the steps) if the data is not what the stamps were taken from.
+    items = _list(value)
+    out = []
+    for state, references in stamps:
+        index = state["index"]
+        item = items[index] if index < len(items) else None
+        if not isinstance(item, dict) or item.get("id") != state["id"]:
+            return None
+        step = object.__new__(Step)
+        fields = step.__dict__
+        fields.update(state)
+        fields["raw"] = item
+        fields["references"] = dict(references)
+        contract = item.get("trustContract")
+        fields["trust_contract"] = TrustContract.read(contract) if contract is not None else None
+        out.append(step)
+    return tuple(out)

@@ -4,6 +4,8 @@ and with the run's frozen launch time as its only notion of "now"."""
 
 from __future__ import annotations
 
+import os
+
 from flightdeck.guard import Policy, enter, leave
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._services import StepServices
@@ -13,13 +15,32 @@ from flightdeck.launch._values import to_plain
 
 _LIMIT = "what a transform may do (no network, subprocess or secrets file)"
 
+# One deny-all policy per transform name, secrets file and (for a relative
+# secrets path, which the policy resolves against it) working directory;
+# each step gets a fresh copy with nothing recorded (`Policy.fresh`), where
+# building one per step normalised the same names again. Few keys in any
+# run; the bound only guards a process that changes them without end.
+_TEMPLATES: dict[tuple[str, str, str], Policy] = {}
+_MAX_TEMPLATES = 64
+
+
+def _policy(name: str, secrets: str) -> Policy:
+    key = (name, secrets, "" if os.path.isabs(secrets) else os.getcwd())
+    template = _TEMPLATES.get(key)
+    if template is None:
+        if len(_TEMPLATES) >= _MAX_TEMPLATES:
+            _TEMPLATES.clear()
+        template = _TEMPLATES[key] = Policy.deny_all(
+            frozenset({secrets}), owner=f"transform {name!r}", limit=_LIMIT
+        )
+    return template.fresh()
+
 
 def run_transform(task: StepTask, services: StepServices) -> StepOutcome:
     name = str(task.step.get("transform") or "identity")
-    forbidden = frozenset({str(services.secrets.path)})
     try:
         function = get_transform(name)
-        policy = Policy.deny_all(forbidden, owner=f"transform {name!r}", limit=_LIMIT)
+        policy = _policy(name, str(services.secrets.path))
         # What `active(policy)` does, without building a context manager
         # per step (a local transform runs once per step, in a few µs).
         token = enter(policy)
