@@ -30,6 +30,7 @@ from flightdeck.documents import (
     Severity,
     load_document,
     locate,
+    manifest_id,
     pointer_join,
 )
 
@@ -155,8 +156,7 @@ def _find_tool(tool: str, driver_dir: Path, context: CheckContext) -> Path | Non
     if "/" in tool or tools_dir is None or not tools_dir.is_dir():
         return None
     for path in sorted(tools_dir.rglob("TOOL.md")):
-        loaded = load_document(path, kind=DocumentKind.TOOL)
-        if loaded.document is not None and loaded.document.data.get("id") == tool:
+        if manifest_id(path, DocumentKind.TOOL) == tool:
             return path
     return None
 

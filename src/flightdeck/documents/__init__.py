@@ -12,6 +12,7 @@ from flightdeck.documents._diagnostics import (
     pointer_join,
 )
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
+from flightdeck.documents._ids import manifest_id
 from flightdeck.documents._kinds import is_manifest_name
 from flightdeck.documents._load import Limits, load_document, parse_document, validate_data
 from flightdeck.documents._offline import explaining_validator, fast_validator, ref_problems
@@ -33,6 +34,7 @@ __all__ = [
     "load_document",
     "load_schema",
     "locate",
+    "manifest_id",
     "merge_overlapping",
     "parse_document",
     "pointer_join",

@@ -203,6 +203,15 @@ class _Oversized(Exception):
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+def read_bytes(path: Path, limit: int) -> bytes | None:
+    """The bytes `load_document` would parse, or None where it reports the
+    file as unreadable or too large."""
+    try:
+        return _read(path, limit)
+    except (_Oversized, OSError):  # TooLarge is an OSError
+        return None
+
+
 def _read(path: Path, limit: int) -> bytes:
     """The bytes of `path`: `_Oversized` when its size says more than
     `limit`, `TooLarge` when reading goes on past it (a device or a pipe

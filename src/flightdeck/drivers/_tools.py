@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.actions import check_narrowing, implementor_view, library_search_path
-from flightdeck.documents import Diagnostic, DocumentKind, load_document, pointer_join
+from flightdeck.documents import Diagnostic, DocumentKind, manifest_id, pointer_join
 from flightdeck.drivers._manifest import EntrySpec
 from flightdeck.drivers._package import parse_range
 from flightdeck.tools import ToolDefinitionError, ToolHandle, load_tool
@@ -36,8 +36,7 @@ def find_tool_file(tool: str, driver_dir: Path | None, workspace: Path | None) -
         if not (base / ".tools").is_dir():
             continue  # the common case, without a glob (~15 us) that finds nothing
         for candidate in sorted(base.glob(".tools/*/TOOL.md")):
-            loaded = load_document(candidate, kind=DocumentKind.TOOL)
-            if loaded.document is not None and loaded.document.data.get("id") == tool:
+            if manifest_id(candidate, DocumentKind.TOOL) == tool:
                 return candidate
     return None
 
