@@ -192,6 +192,17 @@ def test_random_layers_never_write_outside_the_rootfs(tmp_path_factory: Any, dat
     assert list(outside.iterdir()) == []
 
 
+def test_a_link_that_resolves_to_itself_is_refused_not_a_recursion_error(
+    tmp_path: Path,
+) -> None:
+    # Found by the fuzz test above: tarfile falls back to copying the link's
+    # target, which is the link itself, until the interpreter's recursion limit.
+    first = layer([("c", "file", "x"), ("c/.", "link", "/")])
+    second = layer([("c/.", "link", "/")])
+    assert _refused(tmp_path, [(first, False), (second, False)]) == "image.unsafe_layer"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+
+
 def test_a_layer_that_is_not_a_tarball_is_refused(tmp_path: Path) -> None:
     assert _refused(tmp_path, [(b"not gzip at all", True)]) == "image.unsafe_layer"
     assert _refused(tmp_path, [(b"\x1f\x8b\x08\x00" + b"\x00" * 40, True)]) == "image.unsafe_layer"

@@ -43,7 +43,9 @@ def unpack(layers: list[tuple[Path, str]], rootfs: Path) -> list[str]:
                         continue
                     _clear_path(rootfs, member)
                     tar.extract(member, rootfs, filter=_data_filter)
-        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        # RecursionError: a link whose target resolves to itself sends tarfile's
+        # copy-instead-of-link fallback round in circles (found by the fuzz test).
+        except (tarfile.TarError, OSError, EOFError, zlib.error, RecursionError) as exc:
             raise LaunchError(
                 "image.unsafe_layer",
                 f"layer {number + 1} cannot be unpacked safely: {exc}",
