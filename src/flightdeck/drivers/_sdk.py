@@ -256,15 +256,7 @@ class SdkDriver:
         leave(token)
         if state.refused_any():  # the package swallowed the refusal
             raise self._denied(state, sdk)
-        try:
-            plain = to_plain(result)
-        except NotPlain as exc:
-            raise _not_plain(exc, sdk) from None
-        try:
-            return sdk.extract.apply(plain)
-        except DriverError as exc:
-            exc.message = self.redact(exc.message)
-            raise
+        return self._finish(result, sdk)
 
     async def invoke_stream(
         self, tool_id: str, input: Any, context: Mapping[str, Any]

@@ -135,21 +135,7 @@ class Whole(Node):
                 return render(scope) if default is _MISSING else default
             return value
 
-        if len(path) != 1:
-            return read
-        (name,) = path
-
-        def read_one(scope: Mapping[str, Any]) -> Any:
-            # `read` for `${root.name}`, the commonest shape, without its loop (~50 ns less)
-            value = scope.get(root, _MISSING)
-            if type(value) is not dict:
-                return render(scope)
-            value = value.get(name, _MISSING)
-            if value is _MISSING or (value is None and filters):
-                return render(scope) if default is _MISSING else default
-            return value
-
-        return read_one
+        return read
 
     def refs(self) -> Iterator[Ref]:
         yield self.expr.ref
