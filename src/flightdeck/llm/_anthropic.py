@@ -18,7 +18,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from typing import Any
 
-from flightdeck.llm._anthropic_events import AnthropicFolder
+from flightdeck.llm._anthropic_events import AnthropicFolder, fold_events
 from flightdeck.llm._anthropic_express import ExpressClient, Fallback
 from flightdeck.llm._anthropic_request import anthropic_params
 from flightdeck.llm._client import ClientSlot
@@ -107,22 +107,10 @@ class AnthropicProvider:
         except Exception as exc:
             raise map_sdk_error(exc, anthropic, streaming=False) from exc
         try:
-            async for event in raw:
-                for out in folder.feed(event):
-                    yield out
-                if folder.finished:
-                    return
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise map_sdk_error(exc, anthropic, streaming=True) from exc
+            async for out in fold_events(raw, folder, anthropic):
+                yield out
         finally:
             await raw.close()
-        raise ProviderError(
-            "stream_interrupted",
-            "the response stream ended before message_stop",
-            retryable=True,
-        )
 
     def _fallback_error(self, fallback: Fallback) -> ProviderError | None:
         """The SDK path's error for a failure of the express request, made by

@@ -10,10 +10,12 @@ a `stream_interrupted`.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from flightdeck.llm._errors import ProviderError
+from flightdeck.llm._sdk_errors import map_sdk_error
 from flightdeck.llm._types import (
     ContentBlock,
     Response,
@@ -181,3 +183,25 @@ def _tool_input(raw: str, name: str) -> dict[str, Any]:
         message = f"the model sent non-object arguments for tool {name!r}"
         raise ProviderError("provider_error", message, retryable=True)
     return value
+
+
+async def fold_events(
+    events: AsyncIterable[Any], folder: AnthropicFolder, sdk: Any
+) -> AsyncIterator[StreamEvent]:
+    """The neutral events of a raw event stream (the SDK's objects or the
+    express path's dicts), up to `message_stop`. A failure while reading is
+    mapped as `sdk` maps it mid-stream; an end before `message_stop` is a
+    `stream_interrupted`."""
+    try:
+        async for event in events:
+            for out in folder.feed(event):
+                yield out
+            if folder.finished:
+                return
+    except ProviderError:
+        raise
+    except Exception as exc:
+        raise map_sdk_error(exc, sdk, streaming=True) from exc
+    raise ProviderError(
+        "stream_interrupted", "the response stream ended before message_stop", retryable=True
+    )

@@ -26,13 +26,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from types import SimpleNamespace
 from typing import Any
 
-from flightdeck.llm._anthropic_events import AnthropicFolder
-from flightdeck.llm._errors import ProviderError
-from flightdeck.llm._sdk_errors import from_error_event, map_sdk_error
+from flightdeck.llm._anthropic_events import AnthropicFolder, fold_events
+from flightdeck.llm._sdk_errors import from_error_event
 from flightdeck.llm._types import StreamEvent
 
 # The SDK's own values (anthropic/_constants.py, _client.py, _base_client.py);
@@ -167,8 +167,10 @@ class ExpressClient:
                 raise Fallback(f"HTTP {response.status_code} {kind}")
             # No size cap per event: the SDK's reader has none either.
             source = httpx2.EventSource(response, max_event_size=None)
-            async for out in _events(source, folder, response.status_code):
-                yield out
+            raw = _raw_events(source, response.status_code)
+            async with aclosing(raw):
+                async for out in fold_events(raw, folder, _NO_SDK):
+                    yield out
         finally:
             await response.aclose()
 
@@ -191,29 +193,18 @@ async def _status_fallback(response: Any) -> Fallback:
     return Fallback(f"HTTP {response.status_code}", response=response)
 
 
-async def _events(source: Any, folder: AnthropicFolder, status: int) -> AsyncIterator[StreamEvent]:
-    try:
-        async for sse in source:
-            # As the SDK's stream: `ping` and unnamed events are skipped (httpx2
-            # names an unnamed event "message"), an `error` event raises.
-            event = sse.event
-            if event in ("ping", "message"):
-                continue
-            if event == "error":
-                raise from_error_event(sse.data, status)
-            if not sse.data:
-                continue
-            for out in folder.feed(json.loads(sse.data)):
-                yield out
-            if folder.finished:
-                return
-    except ProviderError:
-        raise
-    except Exception as exc:
-        raise map_sdk_error(exc, _NO_SDK, streaming=True) from exc
-    raise ProviderError(
-        "stream_interrupted", "the response stream ended before message_stop", retryable=True
-    )
+async def _raw_events(source: Any, status: int) -> AsyncGenerator[Any]:
+    """Each event's JSON, as the SDK's stream gives its events: `ping` and
+    unnamed events are skipped (httpx2 names an unnamed event "message"), an
+    `error` event raises."""
+    async for sse in source:
+        event = sse.event
+        if event in ("ping", "message"):
+            continue
+        if event == "error":
+            raise from_error_event(sse.data, status)
+        if sse.data:
+            yield json.loads(sse.data)
 
 
 def _body(params: Mapping[str, Any]) -> bytes:
