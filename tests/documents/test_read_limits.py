@@ -63,3 +63,27 @@ def test_a_directory_and_a_missing_file_are_unreadable(tmp_path: Path) -> None:
     assert _codes(tmp_path / "absent.md") == [
         ("document.unreadable", "cannot read the file: No such file or directory")
     ]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_named_like_a_manifest_is_unreadable_not_a_hang(tmp_path: Path) -> None:
+    # `open` of a FIFO blocks until someone writes to it: validate used to hang.
+    import subprocess
+
+    from tests.cli._run import FLIGHTDECK
+
+    os.mkfifo(tmp_path / "ACTION.md")
+    (tmp_path / ".tools" / "x").mkdir(parents=True)
+    os.mkfifo(tmp_path / ".tools" / "x" / "TOOL.md")
+    done = subprocess.run(
+        [str(FLIGHTDECK), "validate", "--format", "json", str(tmp_path)],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count(b'"document.unreadable"') == 2
+    assert b"not a regular file" in done.stdout and b"Traceback" not in done.stderr
+    assert _codes(tmp_path / "ACTION.md") == [
+        ("document.unreadable", "cannot read the file: not a regular file")
+    ]

@@ -6,7 +6,9 @@ diagnostic in the `LoadResult`.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,7 +202,9 @@ class _Oversized(Exception):
         self.size = size
 
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: a FIFO named like a manifest would block `open` until someone
+# writes to it (validate hung on one); it is opened at once, then refused.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK
 
 
 def read_bytes(path: Path, limit: int) -> bytes | None:
@@ -223,7 +227,10 @@ def _read(path: Path, limit: int) -> bytes:
     limit allocated for every read."""
     fd = os.open(path, _OPEN_FLAGS)
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        size = info.st_size
         if size > limit:
             raise _Oversized(size)
         chunks: list[bytes] = []
