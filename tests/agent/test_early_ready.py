@@ -206,3 +206,33 @@ def test_only_a_plain_start_is_prepared_early(tmp_path: Path) -> None:
         assert not is_plain({"workspace": str(ws)})
         (ws / name).rmdir()
     assert is_plain({"workspace": str(ws)})
+
+
+def test_the_provider_client_is_prepared_beside_the_engine_import(tmp_path: Path) -> None:
+    """The warm-up (httpx2, the express client and its TLS context) starts as
+    soon as `ready` is out, before the engine is imported, so the trust
+    store is read on another core while the engine loads."""
+    code = (
+        "import sys, threading\n"
+        "from flightdeck.agent import _early\n"
+        "real = _early.early_ready\n"
+        "def early(*args):\n"
+        "    done = real(*args)\n"
+        "    names = [t.name for t in threading.enumerate()]\n"
+        "    print('flightdeck-llm-warm' in names, 'flightdeck.agent._engine' in sys.modules,"
+        " file=sys.stderr, flush=True)\n"
+        "    return done\n"
+        "_early.early_ready = early\n"
+        "from flightdeck.cli import main\n"
+        "main(['agent', '--json-stream'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        cwd=tmp_path,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path), **KEY},
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.startswith(b'{"type":"ready"')
+    assert done.stderr.decode().splitlines()[0] == "True False"

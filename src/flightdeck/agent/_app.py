@@ -108,13 +108,16 @@ async def run_json_stream(
     for problem in [*started.problems, *extensions.problems]:
         writer(p.InfoEvent(msg_id=None, message=problem))
     # `ready` leaves first; then the provider's SDK imports in the background
-    # so the first reply does not wait for it (flightdeck.llm.warm).
+    # so the first reply does not wait for it (flightdeck.llm.warm). A plain
+    # start began that already, right after its early `ready`.
     writer.flush()
     from flightdeck.agent._startup import resume_gc
-    from flightdeck.llm import warm
 
     resume_gc()
-    warm(session.provider)
+    if early is None:
+        from flightdeck.llm import warm
+
+        warm(session.provider)
     session.resume_pending()  # approvals awaited when the process ended are asked again
     stop_hook = sigterm_hook if early is None else early.on_stop_signal(sigterm_hook)
     try:

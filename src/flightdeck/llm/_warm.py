@@ -10,9 +10,12 @@ a request that arrives mid-import wait for the same import instead of
 starting a second one, and the provider's own lock does the same for the
 client.
 
-The first call's work is CPU-bound and holds the GIL, so when a message is
-sent the moment `ready` is out it still waits for all of it; what `warm` can
-cut is the work itself:
+The first call's work is CPU-bound and mostly holds the GIL, so when a
+message is sent the moment `ready` is out it still waits for most of it. The
+exception is the TLS context: reading the trust store (~25 ms) happens in C
+with the GIL released, so on a second core it overlaps whatever the caller's
+thread does meanwhile (the agent starts `warm` right after an early `ready`,
+beside the engine's import). Otherwise what `warm` can cut is the work itself:
 
 - the cyclic garbage collector is paused during the import: the import
   creates a few hundred thousand objects, which would set off many full
