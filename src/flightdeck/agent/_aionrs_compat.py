@@ -10,7 +10,6 @@ other key is ignored (named in an `info`).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,16 @@ def read_compat(workspace: Path) -> tuple[dict[str, str], list[str]]:
     """The mapped `[providers.openai.compat]` options, and problems to report."""
     path = workspace / FILE
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}, []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, [f"{path}: ignored, cannot be read: {exc}"]
+    import tomllib  # only when AionUi wrote the file
+
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
         return {}, [f"{path}: ignored, cannot be read: {exc}"]
     compat = _table(_table(_table(data, "providers"), "openai"), "compat")
     options = {k: v for k, v in compat.items() if k in MAPPED and isinstance(v, str)}

@@ -6,7 +6,6 @@ top, so precedence is CLI > env > project > user.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +59,8 @@ def _read(path: Path) -> dict[str, Any] | None:
         return None
     except OSError as exc:  # a directory, a home that is a file, no permission
         raise ConfigError(path, f"cannot read: {exc.strerror}", "config.unreadable") from None
+    import tomllib  # only when there is a file: ~4 ms of every agent start without one
+
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
