@@ -32,7 +32,12 @@ WAIT = 2.0
 
 
 def _spawn(base_url: str, home: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "FLIGHTDECK_HOME": home, "ANTHROPIC_API_KEY": "test"}
+    # A HOME of its own and no FLIGHTDECK_HOME: the user directories are found
+    # as on a host's start (bench/first_reply_peer.py runs it the same way).
+    env = {k: v for k, v in os.environ.items() if k != "FLIGHTDECK_HOME"}
+    env.update(HOME=home, ANTHROPIC_API_KEY="test")
+    env.pop("XDG_CONFIG_HOME", None)
+    env.pop("XDG_DATA_HOME", None)
     return subprocess.Popen(
         [FD, "agent", "--json-stream", "--base-url", base_url, "--workspace", home],
         stdin=subprocess.PIPE,

@@ -146,7 +146,9 @@ class Flightdeck:
     """`flightdeck agent --json-stream`, message sent at `ready`."""
 
     def __init__(self, base_url: str, home: str) -> None:
-        self.env = {**os.environ, "FLIGHTDECK_HOME": home, "ANTHROPIC_API_KEY": "test"}
+        # As Claude Code runs: its own HOME, no FLIGHTDECK_HOME, so the user
+        # directories are found the way a host's start finds them.
+        self.env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "ANTHROPIC_API_KEY": "test"}
         self.argv = [FD, "agent", "--json-stream", "--base-url", base_url, "--workspace", home]
         self.ready: list[float] = []
         self.cpu: list[float] = []

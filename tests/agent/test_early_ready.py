@@ -163,15 +163,16 @@ def test_a_stop_signal_right_after_ready_ends_the_session_cleanly(
 
 
 def test_the_plain_path_needs_nothing_but_the_standard_library(tmp_path: Path) -> None:
-    """Nor tomllib when there is no config file to read."""
+    """Nor tomllib when there is no config file to read, nor platformdirs when
+    FLIGHTDECK_HOME says where the user directories are."""
     code = (
         "import sys\n"
         "from flightdeck.agent import _early\n"
         "write = _early.write_line\n"
         "def first(out, line):\n"
         "    print(sorted(m for m in ('pydantic', 'asyncio', 'click', 'flightdeck.agent._engine',"
-        " 'flightdeck.agent._protocol', 'tomllib') if m in sys.modules), file=sys.stderr,"
-        " flush=True)\n"
+        " 'flightdeck.agent._protocol', 'tomllib', 'platformdirs') if m in sys.modules),"
+        " file=sys.stderr, flush=True)\n"
         "    write(out, line)\n"
         "_early.write_line = first\n"
         "from flightdeck.cli import main\n"

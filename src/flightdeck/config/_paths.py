@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-
 
 def _home_override() -> Path | None:
     home = os.environ.get("FLIGHTDECK_HOME")
@@ -16,10 +14,18 @@ def _home_override() -> Path | None:
 def config_dir() -> Path:
     """Directory of the user's `config.toml`."""
     home = _home_override()
-    return home / "config" if home else Path(platformdirs.user_config_dir("flightdeck"))
+    if home:
+        return home / "config"
+    import platformdirs  # ~7 ms, not needed when FLIGHTDECK_HOME says where
+
+    return Path(platformdirs.user_config_dir("flightdeck"))
 
 
 def data_dir() -> Path:
     """Directory for stores: audit, runs, sessions, frozen skills, keyring."""
     home = _home_override()
-    return home / "data" if home else Path(platformdirs.user_data_dir("flightdeck"))
+    if home:
+        return home / "data"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("flightdeck"))
