@@ -124,7 +124,7 @@ def test_warm_builds_the_express_client_and_never_imports_the_sdk() -> None:
         check=True,
         timeout=120,
     )
-    assert out.stdout.split("\n")[:2] == ["('httpx2',)", "False True True"]
+    assert out.stdout.split("\n")[:2] == ["('httpx2', 'httpcore2')", "False True True"]
 
 
 def test_warm_builds_the_sdk_client_once_the_sdk_serves_the_provider(
@@ -144,3 +144,29 @@ def test_warm_builds_the_sdk_client_once_the_sdk_serves_the_provider(
         assert provider._express._client is None
         events, _ = stream(provider, request())
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "hello"
+
+
+_IMPORTS_FIRST_PROBE = """
+import sys
+from flightdeck.llm import create_provider, warm
+provider = create_provider("anthropic", api_key="k", base_url="http://127.0.0.1:9")
+thread = warm(provider, imports_first=True)
+httpx2, httpcore2 = sys.modules.get("httpx2"), sys.modules.get("httpcore2")
+print(hasattr(httpx2, "AsyncClient"), hasattr(httpcore2, "AsyncConnectionPool"))
+thread.join(60)
+print(provider._express._client is not None)
+"""
+
+
+def test_imports_first_returns_once_the_express_modules_are_imported() -> None:
+    """The caller goes on only when httpx2 and httpcore2 are fully imported,
+    so what is left in the thread (the client and its TLS context) overlaps
+    the caller's next work instead of sharing the GIL with it to the end."""
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_FIRST_PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert out.stdout.split("\n")[:2] == ["True True", "True"]

@@ -104,12 +104,12 @@ def early_ready(flags: Mapping[str, Any], env: Mapping[str, str], out: BinaryIO)
     early = Early(setup, ready=line)
     _keep_stop_signals(early)
     write_line(out, line)
-    # The provider's HTTP client now, beside the engine's import: building its
-    # TLS context reads the trust store in C without the GIL, so on a second
-    # core that part costs the first reply nothing (flightdeck.llm.warm).
+    # The provider's HTTP client now, beside the engine's import: its modules
+    # first, then its TLS context, whose trust store is read in C without the
+    # GIL while this thread imports the engine (flightdeck.llm.warm).
     from flightdeck.llm import warm
 
-    warm(setup.provider)
+    warm(setup.provider, imports_first=True)
     return early
 
 

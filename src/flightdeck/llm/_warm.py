@@ -13,9 +13,15 @@ client.
 The first call's work is CPU-bound and mostly holds the GIL, so when a
 message is sent the moment `ready` is out it still waits for most of it. The
 exception is the TLS context: reading the trust store (~25 ms) happens in C
-with the GIL released, so on a second core it overlaps whatever the caller's
-thread does meanwhile (the agent starts `warm` right after an early `ready`,
-beside the engine's import). Otherwise what `warm` can cut is the work itself:
+with the GIL released, so on a second core it can overlap the caller's own
+work. It only does if it starts while the caller still has work left: two
+threads importing at once share the GIL turn by turn and finish together, the
+TLS context last. So `warm(..., imports_first=True)` returns only once the
+express path's modules are imported (~65 ms of CPU, the caller's thread
+waiting); the client, and with it the trust store, is then built beside
+whatever the caller does next (the agent: the engine's import, after an
+early `ready`). The SDK paths' ~1 s import is never waited for. Otherwise what
+`warm` can cut is the work itself:
 
 - the cyclic garbage collector is paused during the import: the import
   creates a few hundred thousand objects, which would set off many full
@@ -48,8 +54,9 @@ from flightdeck.llm._openai import OpenAIProvider
 # its event-loop backend by name, the SDKs' tracing loads the OpenTelemetry
 # propagators (which may fail on a bad OTEL_PROPAGATORS: each is optional here).
 _REQUEST_PATH = ("anyio._backends._asyncio", "opentelemetry.propagate", "concurrent.futures.thread")
-# The express path's: httpx2, and the anyio backend its async transport loads by name.
-_EXPRESS_MODULES = ("httpx2",)
+# The express path's: httpx2 and its transport library (which building the
+# client imports), and the anyio backend its async transport loads by name.
+_EXPRESS_MODULES = ("httpx2", "httpcore2")
 _EXPRESS_REQUEST_PATH = ("anyio._backends._asyncio",)
 
 _gc_paused = threading.Lock()
@@ -67,28 +74,46 @@ def sdk_modules(provider: object) -> tuple[str, ...]:
     return ()
 
 
-def warm(provider: object) -> threading.Thread | None:
+def warm(provider: object, *, imports_first: bool = False) -> threading.Thread | None:
     """Import `provider`'s SDK and build its client in a daemon thread; returns
-    the thread, or None when the provider needs no SDK (scripted providers, fakes)."""
+    the thread, or None when the provider needs no SDK (scripted providers, fakes).
+
+    `imports_first`: for the express path, return once its modules are imported
+    (at most `_IMPORTS_WAIT` s), so that building the client overlaps the
+    caller's next work (see the module's doc); ignored for the SDK paths."""
     modules = sdk_modules(provider)
     if not modules:
         return None
+    imported = threading.Event()
     thread = threading.Thread(
-        target=_prepare, args=(provider, modules), name="flightdeck-llm-warm", daemon=True
+        target=_prepare,
+        args=(provider, modules, imported),
+        name="flightdeck-llm-warm",
+        daemon=True,
     )
     thread.start()
+    if imports_first and modules == _EXPRESS_MODULES:
+        imported.wait(_IMPORTS_WAIT)
     return thread
 
 
-def _prepare(provider: object, modules: tuple[str, ...]) -> None:
-    if not _import_all(modules):
-        return
-    express = modules == _EXPRESS_MODULES
-    for name in _EXPRESS_REQUEST_PATH if express else _REQUEST_PATH:
-        try:
-            importlib.import_module(name)
-        except Exception:  # the request path handles (or reports) it itself
-            continue
+# A guard only: the express imports take ~0.1 s; a slower disk or a stalled
+# import must not hold the caller for long.
+_IMPORTS_WAIT = 2.0
+
+
+def _prepare(provider: object, modules: tuple[str, ...], imported: threading.Event) -> None:
+    try:
+        if not _import_all(modules):
+            return
+        express = modules == _EXPRESS_MODULES
+        for name in _EXPRESS_REQUEST_PATH if express else _REQUEST_PATH:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the request path handles (or reports) it itself
+                continue
+    finally:
+        imported.set()
     if isinstance(provider, AnthropicProvider | OpenAIProvider):
         provider.prepare()  # the express client, or the SDK's
 
