@@ -6,10 +6,16 @@ freed. Each probe runs the real command in a fresh interpreter and reports
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+
+from flightdeck.agent._startup import pause_gc, resume_gc
 
 _JSON_STREAM = """
 import gc, os, sys
@@ -86,3 +92,38 @@ def test_json_stream_collects_garbage_again_once_ready_is_out(tmp_path: Path) ->
 def test_acp_collects_garbage_again_once_initialize_is_answered(tmp_path: Path) -> None:
     initialize = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
     assert _states(_ACP, initialize, tmp_path) == ["at-initialize False", "after True"]
+
+
+# In this process: what start-up built is frozen when collection resumes,
+# so the first collection does not walk it.
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if not was:
+            gc.disable()
+
+
+def test_resuming_freezes_what_start_up_built(collector: None) -> None:
+    pause_gc()
+    assert not gc.isenabled()
+    built = [{"n": i} for i in range(1_000)]  # start-up's long-lived objects
+    resume_gc()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(built)
+    assert all(not gc.is_finalized(b) for b in built)
+    del built
+
+
+def test_resume_does_nothing_when_it_did_not_pause(collector: None) -> None:
+    gc.disable()  # something else paused it: pause_gc leaves it to them
+    pause_gc()
+    resume_gc()
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
