@@ -195,3 +195,28 @@ def test_validate_reports_driver_template_errors_at_their_line(tmp_path: Path) -
     diags = [d for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"]]
     template = [d for d in diags if d["code"] == "template_error"]
     assert template and template[0]["line"] == index + 1
+
+
+def test_the_run_does_not_collect_what_start_up_loaded(tmp_path: Path) -> None:
+    """Collections during a run need not walk the modules and schemas loaded
+    before it: they are frozen (`gc.freeze`) when the walk starts."""
+    import subprocess
+    import sys
+
+    (tmp_path / "ACTION.md").write_text(GOOD)
+    probe = (
+        "import gc, sys\n"
+        "import flightdeck.cli.validate as v\n"
+        "real = v.validate_paths\n"
+        "def walk(*args, **kwargs):\n"
+        "    print('frozen', gc.get_freeze_count() > 1000, file=sys.stderr, flush=True)\n"
+        "    return real(*args, **kwargs)\n"
+        "v.validate_paths = walk\n"
+        "from flightdeck.cli import main\n"
+        f"main(['validate', {str(tmp_path / 'ACTION.md')!r}])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "frozen True" in done.stderr.splitlines()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from collections.abc import Callable
@@ -87,6 +88,9 @@ def validate(
         workspace=workspace,
     )
     progress = _progress_printer()
+    # What is loaded by now lives as long as the process: the collections a
+    # large tree's run sets off need not walk it (~2% of a 10,000-file run).
+    gc.freeze()
     report = validate_paths(paths, options, progress=progress)
     if progress is not None:
         sys.stderr.write("\r\033[K")
