@@ -13,6 +13,7 @@ decisions of the pydantic reader.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import types
@@ -68,7 +69,7 @@ def lax_int(value: Any) -> Any:
 def describe(data: dict[str, Any], model: type[msgspec.Struct], exc: Exception) -> str:
     """Every problem of a refused command object, or msgspec's message."""
     parts: list[str] = []
-    for info in msgspec.structs.fields(model):
+    for info in _fields(model):
         if info.encode_name not in data:
             if info.required:
                 parts.append(f"missing field {info.encode_name}")
@@ -77,6 +78,11 @@ def describe(data: dict[str, Any], model: type[msgspec.Struct], exc: Exception) 
     if not parts:  # the fields are valid: a rule of the whole command failed
         parts.append(str(exc).split(" - at `", 1)[0])
     return short("; ".join(parts))
+
+
+@functools.cache
+def _fields(model: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    return msgspec.structs.fields(model)  # resolves the type hints: once per model
 
 
 def short(text: str, limit: int = 500) -> str:
