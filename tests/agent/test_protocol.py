@@ -205,3 +205,16 @@ def test_mcp_server_listing_leaves_out_what_the_wire_keeps() -> None:
         transport="http", where="u", connected=False, error="e", error_code="c", prompts=["p"]
     )
     assert list(mcp_server_data(full)) == list(McpServerInfo.__struct_fields__)
+
+
+def test_built_models_are_not_validated_but_read_ones_are() -> None:
+    """CHANGELOG: constructing a model checks no limits (the agent builds them
+    from its own values); reading a line does. Commands default their type."""
+    long_id = "x" * 5000
+    built = p.MessageCommand(msg_id=long_id, input="a")
+    assert built.type == "message" and p.StopCommand().type == "stop"
+    read = p.read_command(msgspec.json.encode(built))
+    assert isinstance(read, p.ProtocolProblem)
+    assert read.message == (
+        "Invalid message command: msg_id: String should have at most 1024 characters"
+    )
