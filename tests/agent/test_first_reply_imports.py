@@ -1,7 +1,8 @@
 """`flightdeck agent --json-stream` answers a first message sent the moment
 `ready` is out without importing the Anthropic SDK (issue 14): the
 `anthropic` provider's express path streams it with httpx2, and the warm-up
-after `ready` builds only the express client. The probe runs the real command
+after `ready` builds only the express client. Nor does it import pydantic (the
+protocol's models are msgspec Structs). The probe runs the real command
 in a fresh interpreter and reports the imported modules when the first
 `text_delta` is written, and again when the session ends."""
 
@@ -21,7 +22,8 @@ from flightdeck.agent import _transport
 call, serve = _transport.LineWriter.__call__, _transport.serve
 seen = []
 def report(when):
-    mods = {m: m in sys.modules for m in ("anthropic", "anthropic.types", "httpx2")}
+    names = ("anthropic", "anthropic.types", "httpx2", "pydantic", "pydantic_core")
+    mods = {m: m in sys.modules for m in names}
     print(json.dumps({"when": when, **mods}), file=sys.stderr, flush=True)
 def spy(self, event):
     if not seen and getattr(event, "type", None) == "text_delta":
@@ -70,7 +72,8 @@ def test_a_message_sent_at_ready_is_answered_without_the_sdk(tmp_path: Path) -> 
         assert server.received[0].headers["user-agent"].startswith("python-httpx2")
     assert "text_delta" in kinds
     reports = [json.loads(x) for x in err.decode().splitlines() if x.startswith('{"when"')]
-    assert reports == [
-        {"when": "first-text", "anthropic": False, "anthropic.types": False, "httpx2": True},
-        {"when": "end", "anthropic": False, "anthropic.types": False, "httpx2": True},
-    ]
+    # No pydantic either (the protocol models are msgspec Structs): not for
+    # the first reply, nor by the end of the plain session.
+    sdk = {"anthropic": False, "anthropic.types": False, "httpx2": True}
+    none = {"pydantic": False, "pydantic_core": False}
+    assert reports == [{"when": "first-text", **sdk, **none}, {"when": "end", **sdk, **none}]

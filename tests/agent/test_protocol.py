@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from flightdeck.agent import protocol as p
+from flightdeck.agent._protocol import McpServerInfo, mcp_server_data
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
@@ -80,8 +83,24 @@ def test_encode_event_omits_none_except_msg_id() -> None:
 
 
 def test_events_are_closed_models() -> None:
-    with pytest.raises(ValueError, match=r"(?s)stream_start\.extra.*extra_forbidden"):
+    with pytest.raises(msgspec.ValidationError, match="unknown field `extra`"):
         p.decode_event('{"type":"stream_start","msg_id":"m","extra":1}')
+
+
+@pytest.mark.parametrize("model", [*p.EVENT_TYPES, *p.COMMAND_TYPES])
+def test_every_model_is_closed_and_frozen(model: type[msgspec.Struct]) -> None:
+    # read_command names unknown fields before msgspec sees them; decode_event
+    # and any other msgspec decoding rely on the models themselves.
+    config = model.__struct_config__
+    assert config.forbid_unknown_fields and config.frozen
+    data = {"type": p.wire_type(model), "surplus": 1}
+    with pytest.raises(msgspec.ValidationError, match="unknown field `surplus`"):
+        msgspec.convert(data, model)
+
+
+def test_decode_event_refuses_an_unknown_type() -> None:
+    with pytest.raises(msgspec.ValidationError, match="Unknown event type"):
+        p.decode_event('{"type":"message","msg_id":"m","input":"x"}')
 
 
 def _documented_types(section: str) -> set[str]:
@@ -100,7 +119,7 @@ def test_drift_every_event_and_command_type_is_documented() -> None:
 def test_drift_every_field_is_documented() -> None:
     text = DOC.read_text(encoding="utf-8")
     for model in (*p.EVENT_TYPES, *p.COMMAND_TYPES):
-        for name in model.model_fields:
+        for name in model.__struct_fields__:
             assert f"`{name}`" in text, f"{p.wire_type(model)}.{name} is not in docs/protocol.md"
 
 
@@ -111,7 +130,7 @@ def test_fast_delta_encoding_equals_the_generic_one(text: str, msg_id: str) -> N
         p.ThinkingEvent(text=text, msg_id=msg_id),
     ):
         line = p.encode_event(event)
-        assert json.loads(line) == event.model_dump(mode="json")
+        assert json.loads(line) == msgspec.to_builtins(event)
         assert len(line.splitlines()) == 1  # never split by any line breaker
         assert p.decode_event(line) == event
 
@@ -143,15 +162,59 @@ def _samples() -> list[p.Event]:
     ]
 
 
-def test_encoding_equals_pydantic_dump_without_unset_optionals() -> None:
+def _without_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def test_encoding_equals_the_generic_dump_without_unset_optionals() -> None:
     for event in _samples():
-        expected = event.model_dump(mode="json", exclude_none=True)
-        if "msg_id" in type(event).model_fields:
+        expected = _without_none(msgspec.to_builtins(event))
+        if "msg_id" in type(event).__struct_fields__:
             expected.setdefault("msg_id", None)
         if isinstance(event, p.ToolRequestEvent):
             expected["tool"]["args"] = event.tool.args  # data keeps its nulls
         assert json.loads(p.encode_event(event)) == expected
         assert p.decode_event(p.encode_event(event)) == event
         assert list(json.loads(p.encode_event(event))) == [
-            k for k in type(event).model_fields if k in expected
+            k for k in type(event).__struct_fields__ if k in expected
         ]
+
+
+def test_mcp_server_listing_leaves_out_what_the_wire_keeps() -> None:
+    """`agent tools` shows a server without an empty `prompts` or None errors
+    (pydantic's exclude_if, before msgspec); `ready` keeps `prompts: []`."""
+    info = McpServerInfo(transport="stdio", where="x", connected=True)
+    caps = p.Capabilities(tool_approval=True, thinking=False, mcp=True, mcp_servers={"a": info})
+    wire = json.loads(p.encode_event(p.ReadyEvent(capabilities=caps)))
+    assert wire["capabilities"]["mcp_servers"]["a"] == {
+        "transport": "stdio",
+        "where": "x",
+        "connected": True,
+        "tools": [],
+        "prompts": [],
+    }
+    assert mcp_server_data(info) == {
+        "transport": "stdio",
+        "where": "x",
+        "connected": True,
+        "tools": [],
+    }
+    full = McpServerInfo(
+        transport="http", where="u", connected=False, error="e", error_code="c", prompts=["p"]
+    )
+    assert list(mcp_server_data(full)) == list(McpServerInfo.__struct_fields__)
+
+
+def test_built_models_are_not_validated_but_read_ones_are() -> None:
+    """CHANGELOG: constructing a model checks no limits (the agent builds them
+    from its own values); reading a line does. Commands default their type."""
+    long_id = "x" * 5000
+    built = p.MessageCommand(msg_id=long_id, input="a")
+    assert built.type == "message" and p.StopCommand().type == "stop"
+    read = p.read_command(msgspec.json.encode(built))
+    assert isinstance(read, p.ProtocolProblem)
+    assert read.message == (
+        "Invalid message command: msg_id: String should have at most 1024 characters"
+    )

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,8 +79,8 @@ def _engine_line(settings: AgentSettings, session_id: str | None, sandbox: str) 
     extensions = asyncio.run(attach_extensions(agent))
     assert not extensions.tools and not extensions.problems  # the plain start
     ready = extensions.decorate(agent.ready_event())
-    caps = ready.capabilities.model_copy(update={"sandbox": sandbox})
-    return p.encode_event(ready.model_copy(update={"capabilities": caps}))
+    caps = msgspec.structs.replace(ready.capabilities, sandbox=sandbox)
+    return p.encode_event(msgspec.structs.replace(ready, capabilities=caps))
 
 
 @settings(max_examples=150, deadline=None)

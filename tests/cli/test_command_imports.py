@@ -183,7 +183,7 @@ def early_write(out, line):
     write_line(out, line)
     report()
 _early.write_line = early_write
-if sys.argv[1:] == ["engine"]:  # imports the engine's writer (and pydantic) here
+if sys.argv[1:] == ["engine"]:  # imports the engine's writer (and msgspec) here
     from flightdeck.agent import _transport
     flush = _transport.LineWriter.flush
     def first_flush(self):
@@ -211,11 +211,12 @@ def _imported_at_ready(workspace: Path, home: Path, *args: str) -> set[str]:
     return set(json.loads(proc.stderr.strip().splitlines()[-1]))
 
 
-# Not needed by the engine's start either: bubblewrap's probe needs
+# Not needed by the engine's start either (the protocol models are msgspec
+# Structs, so not pydantic: the SDKs, MCP and ACP use it); bubblewrap's probe needs
 # `guard.bwrap_path` only; the audit hook, policies and egress proxy load when
 # a layer or a sandbox needs them.
 _NOT_AT_READY = [
-    *(m for m in NETWORK_AND_UI if m != "pydantic"),
+    *NETWORK_AND_UI,
     "click",  # the usual command lines are read without it (cli/_agent_stream.py)
     "flightdeck.guard._hook",
     "flightdeck.guard._policy",
@@ -230,7 +231,7 @@ def test_agent_json_stream_imports_before_ready(tmp_path: Path) -> None:
     assert "flightdeck.agent._setup" in imported  # the probe saw the session start
     forbidden = [
         *_NOT_AT_READY,
-        "pydantic",
+        "msgspec",
         "asyncio",
         "flightdeck.agent._engine",
         "flightdeck.agent._protocol",

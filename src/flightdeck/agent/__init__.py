@@ -17,7 +17,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.agent._store import Session, SessionError, SessionInfo, SessionStore
 
 # Where each name lives. Imported on first use (PEP 562): `agent --acp` answers
-# `initialize` from `flightdeck.agent.acp` before the engine (pydantic models,
+# `initialize` from `flightdeck.agent.acp` before the engine (protocol models,
 # tools, providers) is imported.
 _HOMES = {
     "SetupError": "_app",

@@ -65,6 +65,8 @@ async def run_json_stream(
     """`flightdeck agent --json-stream`: returns the exit code. `early`: what
     `_early.early_ready` did before the engine was imported (its `ready` line
     is then already written, or its setup error is reported here)."""
+    import msgspec
+
     from flightdeck.agent import _protocol as p
     from flightdeck.agent._lines import read_lines, sigterm_hook
     from flightdeck.agent._transport import LineWriter, serve
@@ -97,8 +99,8 @@ async def run_json_stream(
     if probe is not None:
         await probe
     sandbox, notice = _sandbox_state(session)
-    caps = ready.capabilities.model_copy(update={"sandbox": sandbox})
-    ready = ready.model_copy(update={"capabilities": caps})
+    caps = msgspec.structs.replace(ready.capabilities, sandbox=sandbox)
+    ready = msgspec.structs.replace(ready, capabilities=caps)
     if early is None:
         writer(ready)
     elif p.encode_event(ready) != early.ready:  # a bug: tests pin them equal

@@ -2,16 +2,18 @@
 
 `read_command` is the only way a line becomes a command: the line's size and
 nesting are checked first (`_limits`), then it is decoded and validated
-against the closed command models. It never raises.
+against the closed command models (msgspec). It never raises.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from pydantic import ValidationError
+import msgspec
 
 from flightdeck.agent._limits import MAX_ID_CHARS, MAX_ITEMS, line_problem
+from flightdeck.agent._problems import describe, lax_int, short
 from flightdeck.agent._protocol import (
     COMMAND_TYPES,
     Command,
@@ -21,6 +23,9 @@ from flightdeck.agent._protocol import (
 )
 
 _COMMANDS_BY_TYPE: dict[str, type[_Wire]] = {wire_type(m): m for m in COMMAND_TYPES}
+# Integer fields, read as leniently as the pydantic models read them (true,
+# 5.0 and "5" were accepted; the golden decisions pin it).
+_LAX_INTS: dict[str, tuple[str, ...]] = {"set_config": ("thinking_budget",)}
 
 
 def read_command(line: str | bytes) -> Command | ProtocolProblem:
@@ -32,7 +37,7 @@ def read_command(line: str | bytes) -> Command | ProtocolProblem:
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        return ProtocolProblem(f"Malformed JSON: {_short(str(exc))}")
+        return ProtocolProblem(f"Malformed JSON: {short(str(exc))}")
     except RecursionError:  # unreachable after line_problem; kept as a backstop
         return ProtocolProblem("Nesting too deep")
     if not isinstance(data, dict):
@@ -44,45 +49,30 @@ def read_command(line: str | bytes) -> Command | ProtocolProblem:
         return ProtocolProblem("Missing field: type", msg_id)
     model = _COMMANDS_BY_TYPE.get(kind) if isinstance(kind, str) else None
     if model is None:
-        return ProtocolProblem(f"Unknown command type: {_short(str(kind))}", msg_id)
+        return ProtocolProblem(f"Unknown command type: {short(str(kind))}", msg_id)
     shape = _shape_problem(data, model)
     if shape is not None:  # found before validation, whose errors cost per item
         return ProtocolProblem(f"Invalid {kind} command: {shape}", msg_id)
+    for name in _LAX_INTS.get(kind, ()):
+        if name in data:
+            data[name] = lax_int(data[name])
     try:
-        command: Command = model.model_validate(data)  # type: ignore[assignment]
-    except ValidationError as exc:
-        return ProtocolProblem(f"Invalid {kind} command: {_describe(exc)}", msg_id)
+        command: Command = msgspec.convert(data, model)  # type: ignore[assignment]
+    except msgspec.ValidationError as exc:
+        # Only a refused line pays for naming every problem.
+        return ProtocolProblem(f"Invalid {kind} command: {describe(data, model, exc)}", msg_id)
     return command
 
 
-def _shape_problem(data: dict[str, object], model: type[_Wire]) -> str | None:
+def _shape_problem(data: dict[str, Any], model: type[_Wire]) -> str | None:
     """Unknown fields, or a list or object with too many items, named without
     building one validation error per key or item."""
-    unknown = [k for k in data if k not in model.model_fields]
+    fields = model.__struct_fields__
+    unknown = [k for k in data if k not in fields]
     if unknown:
         more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
-        return _short("; ".join(f"unknown field {k}" for k in unknown[:5])) + more
+        return short("; ".join(f"unknown field {k}" for k in unknown[:5])) + more
     for key, value in data.items():
         if isinstance(value, list | dict) and len(value) > MAX_ITEMS:
             return f"{key}: more than {MAX_ITEMS} items"
     return None
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        if err["type"] == "missing":
-            parts.append(f"missing field {where}")
-        elif err["type"] == "extra_forbidden":
-            parts.append(f"unknown field {where}")
-        elif err["type"] == "value_error" and where == "(root)":
-            parts.append(err["msg"].removeprefix("Value error, "))
-        else:
-            parts.append(f"{where}: {err['msg']}")
-    return _short("; ".join(parts))
-
-
-def _short(text: str, limit: int = 500) -> str:
-    """Error messages echo parts of the line; keep them a readable size."""
-    return text if len(text) <= limit else text[:limit] + "..."

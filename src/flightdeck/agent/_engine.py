@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from flightdeck.agent import _live_config as live
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._approval import CLOSED_INPUT, ApprovalPolicy, Decision
@@ -92,11 +94,9 @@ class AgentSession:
         return live.capabilities(self.settings, self.live, self.policy.mode, has_mcp)
 
     def ready_event(self) -> p.ReadyEvent:
-        # Built without validation (the values are ours and typed): validating
-        # would build the models' schemas, ~15 ms before the first line.
         caps = self.capabilities()
         session_id = self.session.id if self.session else None
-        return p.ReadyEvent.model_construct(session_id=session_id, capabilities=caps)
+        return p.ReadyEvent(session_id=session_id, capabilities=caps)
 
     def error(
         self, msg_id: str | None, code: p.ErrorCode, message: str, *, retryable: bool = False
@@ -268,7 +268,7 @@ class AgentSession:
         # The same sandbox word `ready` gave (the probe is cached by then), so a
         # host that replaces its capabilities with these loses nothing.
         sandbox, _ = sandbox_state(self.settings.sandbox)
-        return caps.model_copy(update={"sandbox": sandbox})
+        return msgspec.structs.replace(caps, sandbox=sandbox)
 
     def _on_set_config(self, command: p.SetConfigCommand) -> None:
         base = self._pending_config

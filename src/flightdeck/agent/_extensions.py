@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession
 from flightdeck.agent._settings import AgentSettings
@@ -58,8 +60,8 @@ class Extensions:
             }
         if self.sources:
             update["tools"] = dict(self.sources)
-        caps = ready.capabilities.model_copy(update=update)
-        return ready.model_copy(update={"capabilities": caps})
+        caps = msgspec.structs.replace(ready.capabilities, **update)
+        return msgspec.structs.replace(ready, capabilities=caps)
 
     async def close(self) -> None:
         if self.mcp is not None:
@@ -182,7 +184,7 @@ async def list_tools(flags: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "workspace": str(settings.workspace),
             "tools": rows,
-            "mcp_servers": {k: v.model_dump(mode="json") for k, v in servers.items()},
+            "mcp_servers": {k: p.mcp_server_data(v) for k, v in servers.items()},
             "problems": list(ext.problems),
         }
     finally:

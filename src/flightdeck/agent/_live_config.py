@@ -42,10 +42,8 @@ def initial(settings: AgentSettings) -> LiveConfig:
 def capabilities(
     settings: AgentSettings, live: LiveConfig, mode: p.Mode, mcp: bool
 ) -> p.Capabilities:
-    # Built without validation: the values are ours and typed, and validating
-    # would build the models' schemas before the first line.
     levels = list(EFFORT_LEVELS.get(settings.provider, ()))
-    return p.Capabilities.model_construct(
+    return p.Capabilities(
         tool_approval=True,
         thinking=settings.thinking_budget is not None,
         mcp=mcp,

@@ -1,7 +1,9 @@
 """The JSON Stream Protocol: every wire message as a typed, closed model.
 
 Commands (client -> agent, stdin) and events (agent -> client, stdout) are
-pydantic models that reject unknown fields, tagged by their `type`. Exactly
+frozen msgspec Structs that reject unknown fields, tagged by their `type`
+(msgspec, not pydantic: importing pydantic cost ~78 ms of the agent's first
+reply; docs/decisions.md). Exactly
 two functions touch the wire: `read_command` turns one line into a command or
 a `ProtocolProblem`, and `encode_event` turns an event into one line. A bad
 line never raises; it becomes a problem the session reports as an `error`
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+import msgspec
+from msgspec import Meta, field
 
 from flightdeck.agent._limits import MAX_FILES, MAX_ID_CHARS, MAX_PATH_CHARS
 from flightdeck.agent._lines import ProtocolProblem as ProtocolProblem
@@ -35,50 +38,60 @@ ErrorCode = Literal[
 ]
 
 
-class _Wire(BaseModel):
-    # defer_build: each model's validator is built on first use, not at import,
-    # so `ready` is not delayed by models the session has not needed yet.
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+class _Wire(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    # Every model repeats frozen (for mypy) and kw_only (msgspec does not
+    # inherit it): its fields keep their declaration order (the wire's key
+    # order) even where a required field follows one with a default.
+    # Constraints (`Meta`) are checked when a line is decoded (`read_command`,
+    # `decode_event`), not when the agent builds a model from its own values.
+    pass
 
 
 # ---- commands (stdin) -------------------------------------------------------
 
 
-Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
-Name = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+Id = Annotated[str, Meta(max_length=MAX_ID_CHARS)]
+Name = Annotated[str, Meta(max_length=MAX_ID_CHARS)]
+Files = Annotated[list[Annotated[str, Meta(max_length=MAX_PATH_CHARS)]], Meta(max_length=MAX_FILES)]
 
 
-class MessageCommand(_Wire):
+class MessageCommand(_Wire, frozen=True, kw_only=True):
     """The user's text is `input` (the spec) or `content` (aionrs and AionUi);
     both may be sent only when they are equal."""
 
-    type: Literal["message"]
+    type: Literal["message"] = "message"
     msg_id: Id
     input: str | None = None
     content: str | None = None
-    files: list[Annotated[str, Field(max_length=MAX_PATH_CHARS)]] = Field(
-        default_factory=list, max_length=MAX_FILES
-    )
+    files: Files = field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _one_text(self) -> MessageCommand:
-        if self.input is None and self.content is None:
-            raise ValueError("missing field input (or content)")
-        if self.input is not None and self.content is not None and self.input != self.content:
-            raise ValueError("input and content differ; send one of them")
-        return self
+    def __post_init__(self) -> None:
+        # Runs after the fields are valid; `_decode` reports its ValueError as
+        # the whole message (no field name), as it names its fields itself.
+        problem = text_problem(self.input, self.content)
+        if problem is not None:
+            raise ValueError(problem)
 
     @property
     def text(self) -> str:
         return self.input if self.input is not None else (self.content or "")
 
 
-class StopCommand(_Wire):
-    type: Literal["stop"]
+def text_problem(input: str | None, content: str | None) -> str | None:
+    """Why a message's `input` and `content` do not give one text, if they do not."""
+    if input is None and content is None:
+        return "missing field input (or content)"
+    if input is not None and content is not None and input != content:
+        return "input and content differ; send one of them"
+    return None
 
 
-class ToolApproveCommand(_Wire):
-    type: Literal["tool_approve"]
+class StopCommand(_Wire, frozen=True, kw_only=True):
+    type: Literal["stop"] = "stop"
+
+
+class ToolApproveCommand(_Wire, frozen=True, kw_only=True):
+    type: Literal["tool_approve"] = "tool_approve"
     call_id: Id
     scope: Literal["once", "always"] = "once"
     # An extension: the values a host's user gave for an MCP elicitation
@@ -86,47 +99,49 @@ class ToolApproveCommand(_Wire):
     content: dict[str, Any] | None = None
 
 
-class ToolDenyCommand(_Wire):
-    type: Literal["tool_deny"]
+class ToolDenyCommand(_Wire, frozen=True, kw_only=True):
+    type: Literal["tool_deny"] = "tool_deny"
     call_id: Id
     reason: str = "User denied"
 
 
-class InitHistoryCommand(_Wire):
-    type: Literal["init_history"]
+class InitHistoryCommand(_Wire, frozen=True, kw_only=True):
+    type: Literal["init_history"] = "init_history"
     text: str
 
 
-class SetModeCommand(_Wire):
-    type: Literal["set_mode"]
+class SetModeCommand(_Wire, frozen=True, kw_only=True):
+    type: Literal["set_mode"] = "set_mode"
     mode: Mode
 
 
 # ---- aionrs's extensions (crates/aion-protocol/src/commands.rs) -------------
 
 
-class PingCommand(_Wire):
-    type: Literal["ping"]
+class PingCommand(_Wire, frozen=True, kw_only=True):
+    type: Literal["ping"] = "ping"
 
 
 ImageInput = Literal["supported", "unsupported", "unknown"]
 
 
-class SetConfigCommand(_Wire):
+class SetConfigCommand(_Wire, frozen=True, kw_only=True):
     """Every field is optional; null is the same as absent. Applied from the
     next turn (at once when no turn runs)."""
 
-    type: Literal["set_config"]
+    type: Literal["set_config"] = "set_config"
     model: Name | None = None
     image_input: ImageInput | None = None
     thinking: Literal["enabled", "disabled"] | None = None
-    thinking_budget: int | None = Field(default=None, ge=0)
+    # `_decode` first turns what pydantic's lax integers took (true, 5.0, "5")
+    # into an int, so the lines accepted before msgspec still are.
+    thinking_budget: Annotated[int, Meta(ge=0)] | None = None
     effort: Name | None = None
     compaction: Literal["off", "safe", "full"] | None = None
 
 
-class AddMcpServerCommand(_Wire):
-    type: Literal["add_mcp_server"]
+class AddMcpServerCommand(_Wire, frozen=True, kw_only=True):
+    type: Literal["add_mcp_server"] = "add_mcp_server"
     name: Name
     transport: Literal["stdio", "http", "streamable_http", "sse"]
     command: str | None = None
@@ -162,88 +177,86 @@ COMMAND_TYPES: tuple[type[_Wire], ...] = (
 # ---- events (stdout) ----------------------------------------------------------
 
 
-def _absent(value: Any) -> bool:
-    return value is None
-
-
-class McpServerInfo(_Wire):
+class McpServerInfo(_Wire, frozen=True, kw_only=True):
     """One configured MCP server in `ready.capabilities.mcp_servers`."""
 
     transport: Literal["stdio", "http"]
     where: str
     connected: bool
-    tools: list[str] = Field(default_factory=list)
-    error: str | None = Field(default=None, exclude_if=_absent)
-    error_code: str | None = Field(default=None, exclude_if=_absent)  # `mcp.auth_*`
-    # the server's prompts as slash commands (without the `/`)
-    prompts: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    tools: list[str] = field(default_factory=list)
+    error: str | None = None
+    error_code: str | None = None  # `mcp.auth_*`
+    # the server's prompts as slash commands (without the `/`); on the wire even
+    # when empty, left out by `mcp_server_data` (the `tools` listing)
+    prompts: list[str] = field(default_factory=list)
 
 
-class Capabilities(_Wire):
+class Capabilities(_Wire, frozen=True, kw_only=True):
     tool_approval: bool
     thinking: bool
     mcp: bool
     # aionrs's additions (crates/aion-protocol/src/events.rs), always present.
     image_input: ImageInput = "unknown"
     effort: bool = False
-    effort_levels: list[str] = Field(default_factory=list)
-    modes: list[Mode] = Field(default_factory=lambda: list(MODES))
+    effort_levels: list[str] = field(default_factory=list)
+    modes: list[Mode] = field(default_factory=lambda: list(MODES))
     current_mode: Mode = "default"
     # Optional additions (a minor, backward-compatible extension of the spec):
     # present only when MCP servers are configured / extension tools are loaded.
-    mcp_servers: dict[str, McpServerInfo] | None = Field(default=None, exclude_if=_absent)
+    # (None-valued fields are left out of every line: `_plain`.)
+    mcp_servers: dict[str, McpServerInfo] | None = None
     # tool name -> where it comes from, for tools beyond the built-in ones
-    tools: dict[str, str] | None = Field(default=None, exclude_if=_absent)
+    tools: dict[str, str] | None = None
     # how Bash is confined: "bubblewrap" or "off" (docs/protocol.md)
-    sandbox: Literal["bubblewrap", "off"] | None = Field(default=None, exclude_if=_absent)
+    sandbox: Literal["bubblewrap", "off"] | None = None
 
 
-class ReadyEvent(_Wire):
+class ReadyEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["ready"] = "ready"
     version: str = PROTOCOL_VERSION
     session_id: str | None = None
     capabilities: Capabilities
 
 
-class StreamStartEvent(_Wire):
+class StreamStartEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["stream_start"] = "stream_start"
     msg_id: str
 
 
-class TextDeltaEvent(_Wire):
+class TextDeltaEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["text_delta"] = "text_delta"
     text: str
     msg_id: str
 
 
-class ThinkingEvent(_Wire):
+class ThinkingEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["thinking"] = "thinking"
     text: str
     msg_id: str
 
 
-class ToolInfo(_Wire):
+class ToolInfo(_Wire, frozen=True, kw_only=True):
     name: str
     category: Category
     args: dict[str, Any]
     description: str
 
 
-class ToolRequestEvent(_Wire):
+class ToolRequestEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["tool_request"] = "tool_request"
     msg_id: str
     call_id: str
     tool: ToolInfo
 
 
-class ToolRunningEvent(_Wire):
+class ToolRunningEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["tool_running"] = "tool_running"
     msg_id: str
     call_id: str
     tool_name: str
 
 
-class ToolResultEvent(_Wire):
+class ToolResultEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["tool_result"] = "tool_result"
     msg_id: str
     call_id: str
@@ -254,7 +267,7 @@ class ToolResultEvent(_Wire):
     metadata: dict[str, Any] | None = None
 
 
-class ToolProgressEvent(_Wire):
+class ToolProgressEvent(_Wire, frozen=True, kw_only=True):
     """An extension: a running call's progress as its MCP server reports it."""
 
     type: Literal["tool_progress"] = "tool_progress"
@@ -266,49 +279,49 @@ class ToolProgressEvent(_Wire):
     message: str | None = None
 
 
-class ToolCancelledEvent(_Wire):
+class ToolCancelledEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["tool_cancelled"] = "tool_cancelled"
     msg_id: str
     call_id: str
     reason: str
 
 
-class UsageInfo(_Wire):
+class UsageInfo(_Wire, frozen=True, kw_only=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
 
-class StreamEndEvent(_Wire):
+class StreamEndEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["stream_end"] = "stream_end"
     msg_id: str
     usage: UsageInfo
 
 
-class ErrorInfo(_Wire):
+class ErrorInfo(_Wire, frozen=True, kw_only=True):
     code: ErrorCode
     message: str
     retryable: bool = False
 
 
-class ErrorEvent(_Wire):
+class ErrorEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["error"] = "error"
     msg_id: str | None = None
     error: ErrorInfo
 
 
-class InfoEvent(_Wire):
+class InfoEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["info"] = "info"
     msg_id: str | None = None
     message: str
 
 
-class PongEvent(_Wire):
+class PongEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["pong"] = "pong"
 
 
-class EffectiveConfig(_Wire):
+class EffectiveConfig(_Wire, frozen=True, kw_only=True):
     """The settings the next turn uses (a flightdeck addition to aionrs's event)."""
 
     model: str
@@ -319,19 +332,19 @@ class EffectiveConfig(_Wire):
     image_input: ImageInput
 
 
-class ConfigChangedEvent(_Wire):
+class ConfigChangedEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["config_changed"] = "config_changed"
     capabilities: Capabilities
     config: EffectiveConfig
 
 
-class McpReadyEvent(_Wire):
+class McpReadyEvent(_Wire, frozen=True, kw_only=True):
     type: Literal["mcp_ready"] = "mcp_ready"
     name: str
     tools: list[str]
 
 
-class McpAuthRequiredEvent(_Wire):
+class McpAuthRequiredEvent(_Wire, frozen=True, kw_only=True):
     """An MCP server wants a person to sign in at `url` (a flightdeck addition)."""
 
     type: Literal["mcp_auth_required"] = "mcp_auth_required"
@@ -383,12 +396,12 @@ _KEEP_NULL = frozenset({"msg_id"})
 
 def wire_type(model: type[_Wire]) -> str:
     """The `type` tag of a command or event model."""
-    field = model.model_fields["type"]
-    args: tuple[Any, ...] = getattr(field.annotation, "__args__", ())
-    return str(args[0])
+    fields = model.__struct_fields__
+    defaults = model.__struct_defaults__  # aligned with the last fields
+    return str(defaults[fields.index("type") - len(fields) + len(defaults)])
 
 
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+_EVENTS_BY_TYPE: dict[str, type[_Wire]] = {}
 
 
 def encode_event(event: Event) -> str:
@@ -406,11 +419,14 @@ def encode_event(event: Event) -> str:
 
 def _plain(value: Any) -> Any:
     """A model as JSON data: fields in declaration order, None-valued fields left
-    out except `msg_id`. Equal to `model_dump(mode="json")` without the unset
-    optionals (a test checks it), but needs no serializer to be built, so the
-    first event (`ready`) costs no schema build."""
-    if isinstance(value, BaseModel):
-        return {k: _plain(v) for k, v in value.__dict__.items() if v is not None or k in _KEEP_NULL}
+    out except `msg_id`."""
+    if isinstance(value, _Wire):
+        out = {}
+        for k in value.__struct_fields__:
+            v = getattr(value, k)
+            if v is not None or k in _KEEP_NULL:
+                out[k] = _plain(v)
+        return out
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -418,11 +434,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def mcp_server_data(info: McpServerInfo) -> dict[str, Any]:
+    """One MCP server as the `tools` listing shows it: as on the wire, but
+    without an empty `prompts` (the listing's shape before msgspec)."""
+    data: dict[str, Any] = _plain(info)
+    if not info.prompts:
+        del data["prompts"]
+    return data
+
+
 def decode_event(line: str | bytes) -> Event:
-    """Parse an event line (for clients and tests). Raises `ValidationError`."""
-    adapter = _ADAPTERS.get("event")
-    if adapter is None:
-        adapter = TypeAdapter(Annotated[Event, Field(discriminator="type")])
-        _ADAPTERS["event"] = adapter
-    event: Event = adapter.validate_json(line)
+    """Parse an event line (for clients and tests). Raises
+    `msgspec.ValidationError` (or `msgspec.DecodeError` for malformed JSON)."""
+    if not _EVENTS_BY_TYPE:
+        _EVENTS_BY_TYPE.update((wire_type(m), m) for m in EVENT_TYPES)
+    data = msgspec.json.decode(line)
+    kind = data.get("type") if isinstance(data, dict) else None
+    model = _EVENTS_BY_TYPE.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise msgspec.ValidationError(f"Unknown event type: {kind!r}")
+    event: Event = msgspec.convert(data, model)  # type: ignore[assignment]
     return event

@@ -22,6 +22,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, ClassVar
 
+import msgspec
+
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession
 from flightdeck.agent._turn import Turn, TurnState
@@ -192,12 +194,12 @@ class SubAgent(AgentSession):
             return
         if isinstance(event, p.ToolRequestEvent):
             label = f"[sub-agent {self.task_name}] {event.tool.description}"
-            event = event.model_copy(
-                update={"tool": event.tool.model_copy(update={"description": label})}
+            event = msgspec.structs.replace(
+                event, tool=msgspec.structs.replace(event.tool, description=label)
             )
         elif isinstance(event, p.InfoEvent):
-            event = event.model_copy(
-                update={"message": f"[sub-agent {self.task_name}] {event.message}"}
+            event = msgspec.structs.replace(
+                event, message=f"[sub-agent {self.task_name}] {event.message}"
             )
         self.parent.emit(event)
 
