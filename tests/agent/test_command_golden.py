@@ -7,7 +7,7 @@ tests/agent/_command_golden.py from the pydantic models before they went)."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -48,13 +48,36 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def _lax_budget(line: str) -> bool:
+    """A line whose `thinking_budget` pydantic's lax mode read as an integer
+    (`true`, `5.0`, "5"): the one intended change, tested below."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or "thinking_budget" not in data:
+        return False
+    budget = data["thinking_budget"]
+    return budget is not None and (isinstance(budget, bool) or not isinstance(budget, int))
+
+
 @pytest.mark.parametrize("start", range(0, len(DECISIONS), 500))
 def test_read_command_decides_each_line_as_recorded(start: int) -> None:
     for recorded in DECISIONS[start : start + 500]:
         line = recorded["line"]
+        if _lax_budget(line):
+            continue
         now = decide(line)
         expected = {k: v for k, v in recorded.items() if k != "line"}
         assert _plain(now) == expected, line[:300]
+
+
+def test_the_golden_file_has_lax_budgets_it_no_longer_takes() -> None:
+    lax = [d for d in DECISIONS if _lax_budget(d["line"])]
+    assert any("command" in d for d in lax)  # pydantic accepted some of them
+    for recorded in lax:
+        now = read_command(recorded["line"])
+        assert isinstance(now, ProtocolProblem), recorded["line"]
 
 
 _BUDGETS = st.one_of(
@@ -63,27 +86,25 @@ _BUDGETS = st.one_of(
     st.booleans(),
     st.from_regex(r"\s*[+-]?[0-9_]{0,6}(\.[0-9]{0,2})?\s*", fullmatch=True),
     st.text(max_size=6),
-    st.from_regex(r"\s{0,2}[0-9]{1,3}\s{0,2}", fullmatch=True),
-    st.integers(4290, 4310).map(lambda n: "7" * n),
     st.none(),
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_BUDGETS)
-def test_thinking_budget_reads_as_pydantic_read_it(budget: Any) -> None:
-    """The one lax field: msgspec plus `lax_int` decides (and words) a budget
-    as the pydantic model did (pydantic stays installed for the SDKs)."""
-    from pydantic import Field, TypeAdapter, ValidationError
-
-    adapter: TypeAdapter[int | None] = TypeAdapter(Annotated[int, Field(ge=0)] | None)
+def test_thinking_budget_is_a_json_integer(budget: Any) -> None:
+    """`set_config`'s `thinking_budget` is a non-negative JSON integer or null;
+    anything else is a located protocol error (pydantic's lax mode also took
+    `true`, `5.0` and "5": docs/decisions.md)."""
     line = json.dumps({"type": "set_config", "thinking_budget": budget})
     now = read_command(line)
-    try:
-        value = adapter.validate_python(json.loads(line)["thinking_budget"])
-    except ValidationError as exc:
-        assert isinstance(now, ProtocolProblem)
-        wording = exc.errors()[0]["msg"]
-        assert now.message == f"Invalid set_config command: thinking_budget: {wording}"
+    if budget is None or (type(budget) is int and budget >= 0):
+        assert isinstance(now, SetConfigCommand) and now.thinking_budget == budget
     else:
-        assert isinstance(now, SetConfigCommand) and now.thinking_budget == value
+        assert isinstance(now, ProtocolProblem)
+        wording = (
+            "Input should be greater than or equal to 0"
+            if type(budget) is int
+            else "Input should be a valid integer"
+        )
+        assert now.message == f"Invalid set_config command: thinking_budget: {wording}"

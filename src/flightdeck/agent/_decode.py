@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from flightdeck.agent._limits import MAX_ID_CHARS, MAX_ITEMS, line_problem
-from flightdeck.agent._problems import describe, lax_int, short
+from flightdeck.agent._problems import describe, short
 from flightdeck.agent._protocol import (
     COMMAND_TYPES,
     Command,
@@ -23,9 +23,6 @@ from flightdeck.agent._protocol import (
 )
 
 _COMMANDS_BY_TYPE: dict[str, type[_Wire]] = {wire_type(m): m for m in COMMAND_TYPES}
-# Integer fields, read as leniently as the pydantic models read them (true,
-# 5.0 and "5" were accepted; the golden decisions pin it).
-_LAX_INTS: dict[str, tuple[str, ...]] = {"set_config": ("thinking_budget",)}
 
 
 def read_command(line: str | bytes) -> Command | ProtocolProblem:
@@ -53,9 +50,6 @@ def read_command(line: str | bytes) -> Command | ProtocolProblem:
     shape = _shape_problem(data, model)
     if shape is not None:  # found before validation, whose errors cost per item
         return ProtocolProblem(f"Invalid {kind} command: {shape}", msg_id)
-    for name in _LAX_INTS.get(kind, ()):
-        if name in data:
-            data[name] = lax_int(data[name])
     try:
         command: Command = msgspec.convert(data, model)  # type: ignore[assignment]
     except msgspec.ValidationError as exc:

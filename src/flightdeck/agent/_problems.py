@@ -14,56 +14,13 @@ decisions of the pydantic reader.
 from __future__ import annotations
 
 import functools
-import math
-import re
 import types
 import typing
 from typing import Annotated, Any, Literal
 
 import msgspec
 
-__all__ = ["describe", "lax_int", "short"]
-
-# What pydantic's lax integers took from a string (pydantic-core's own
-# grammar, found by a differential test): an optional sign; ASCII digits with
-# single `_` between them, except that a leading run of 0s and `_`s is dropped
-# whole; an optional `.0...` tail; Unicode White_Space around (Rust's `trim`,
-# not Python's `isspace`, which adds \x1c-\x1f); at most 4,300 digits past
-# the leading zeros.
-_SPACE = "[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*"
-_DIGITS = r"0[0_]*[1-9][0-9]*(?:_[0-9]+)*|0(?:[0_]*0)?|[1-9][0-9]*(?:_[0-9]+)*"
-_INT_TEXT = re.compile(_SPACE + r"([+-]?)(" + _DIGITS + r")(?:\.0+)?" + _SPACE)
-_MAX_DIGITS = 4300
-# pydantic read a float as an int only below this magnitude.
-_FLOAT_LIMIT = 2.0**63
-_TOO_BIG = "Unable to parse input string as an integer, exceeded maximum size"
-_NOT_INT = "Input should be a valid integer, unable to parse string as an integer"
-
-
-def _int_text(value: str) -> int | str:
-    """The int a string stands for, or why it stands for none."""
-    match = _INT_TEXT.fullmatch(value)
-    if match is None:
-        return _NOT_INT
-    sign, digits = match.groups()
-    digits = digits.replace("_", "").lstrip("0") or "0"
-    if len(digits) > _MAX_DIGITS:
-        return _NOT_INT if "_" in match.group(2) else _TOO_BIG
-    return int(sign + digits)
-
-
-def lax_int(value: Any) -> Any:
-    """`value` as an int where the pydantic models took it as one; otherwise
-    unchanged, for msgspec to refuse."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < _FLOAT_LIMIT:
-        return int(value)
-    if isinstance(value, str):
-        number = _int_text(value)
-        if isinstance(number, int):
-            return number
-    return value
+__all__ = ["describe", "short"]
 
 
 def describe(data: dict[str, Any], model: type[msgspec.Struct], exc: Exception) -> str:
@@ -146,15 +103,9 @@ def _check(value: Any, typ: Any, metas: list[msgspec.Meta], where: str) -> list[
 
 
 def _int_problems(value: Any, metas: list[msgspec.Meta]) -> list[str]:
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return ["Input should be a finite number"]
-        if value.is_integer():
-            return [_TOO_BIG]
-        return ["Input should be a valid integer, got a number with a fractional part"]
-    if isinstance(value, str):
-        return [str(_int_text(value))]
-    if not isinstance(value, int):
+    # A JSON integer only: pydantic's lax mode also took `true`, `5.0` and
+    # "5", which no host sends (docs/decisions.md).
+    if isinstance(value, bool) or not isinstance(value, int):
         return ["Input should be a valid integer"]
     for meta in metas:
         if meta.ge is not None and value < meta.ge:
