@@ -104,18 +104,21 @@ _IMPORTS_WAIT = 2.0
 
 def _prepare(provider: object, modules: tuple[str, ...], imported: threading.Event) -> None:
     try:
-        if not _import_all(modules):
-            return
-        express = modules == _EXPRESS_MODULES
-        for name in _EXPRESS_REQUEST_PATH if express else _REQUEST_PATH:
-            try:
-                importlib.import_module(name)
-            except Exception:  # the request path handles (or reports) it itself
-                continue
+        ready = _import_all(modules)
     finally:
         imported.set()
+    if not ready:
+        return
+    # The client first: its TLS context is read without the GIL, beside what
+    # the caller does now (for the agent, importing asyncio and the engine).
     if isinstance(provider, AnthropicProvider | OpenAIProvider):
         provider.prepare()  # the express client, or the SDK's
+    express = modules == _EXPRESS_MODULES
+    for name in _EXPRESS_REQUEST_PATH if express else _REQUEST_PATH:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the request path handles (or reports) it itself
+            continue
 
 
 def _import_all(modules: tuple[str, ...]) -> bool:
