@@ -75,6 +75,18 @@ def test_scalar_size_cap() -> None:
     assert (diag.code, diag.pointer, diag.line) == ("yaml.scalar_too_large", "/x", 5)
 
 
+def test_scalar_size_cap_on_a_frontmatter_that_is_one_scalar() -> None:
+    # The whole frontmatter one long scalar: located at the root, not an
+    # IndexError looking for the open mapping there is none of.
+    diag = _first("---\n" + "a" * 2_000 + "\n---\n", Limits(max_scalar_chars=1_000))
+    assert (diag.code, diag.pointer, diag.line, diag.column) == (
+        "yaml.scalar_too_large",
+        "",
+        2,
+        1,
+    )
+
+
 def test_key_count_cap_per_mapping() -> None:
     keys = "".join(f"u{i}: 1\n" for i in range(30))
     diag = _first(HEAD + keys + "---\n", Limits(max_keys=20))

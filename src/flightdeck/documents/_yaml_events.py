@@ -198,7 +198,7 @@ class Builder:
                 f"a scalar of {len(text):,} characters; the limit is "
                 f"{self.limits.max_scalar_chars:,}",
                 event,
-                pointer or self.stack[-1].pointer,
+                self.stack[-1].pointer if pointer is None else pointer,
                 hint="keep long text in the markdown body, not in the frontmatter",
             )
         if pointer is None:  # a mapping key: its source text, never resolved
