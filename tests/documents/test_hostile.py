@@ -168,3 +168,15 @@ def test_a_validator_recursion_error_is_a_diagnostic(monkeypatch: pytest.MonkeyP
 def test_a_non_string_kind_field_is_not_a_crash(value: str) -> None:
     result = parse_document(f"---\nkind: {value}\nx: 1\n---\n", path="NOTES.md")
     assert [d.code for d in result.diagnostics] == ["document.unknown_kind"]
+
+
+@pytest.mark.parametrize(
+    "merge,line,column", [("<<: [1]", 5, 5), ("<<: [[1]]", 5, 5), ("<<:\n  - 1", 6, 3)]
+)
+def test_merging_a_written_out_list_of_non_mappings_is_a_bad_merge(
+    merge: str, line: int, column: int
+) -> None:
+    # `<<` followed by a collection (not an alias) of non-mappings: located at
+    # that collection, not an AttributeError on a missing event.
+    diag = _first(HEAD + merge + "\n---\n")
+    assert (diag.code, diag.pointer, diag.line, diag.column) == ("yaml.bad_merge", "", line, column)

@@ -331,10 +331,14 @@ class Builder:
         expected = _MAP if is_map else _SEQ
         if tag is not None and tag != "!" and tag != expected:
             self.fail("yaml.unsupported_tag", f"unsupported tag {short(tag)!r}", event, pointer)
-        if not self.merge_frame():
+        merging = self.merge_frame()
+        if not merging:
             self.record(False, pointer, self.pos(event))
         container: Any = {} if is_map else []
-        self.stack.append(Frame(container, pointer, event.anchor))
+        frame = Frame(container, pointer, event.anchor)
+        if merging:  # a `<<` value that is not an alias: a bad merge is located here
+            frame.event = event
+        self.stack.append(frame)
 
     def end(self) -> None:
         stack = self.stack
@@ -354,7 +358,7 @@ class Builder:
                 else:
                     parent.container.append(value)
                 return
-        self.attach(None, value, frame.pointer, frame.height)
+        self.attach(frame.event, value, frame.pointer, frame.height)
 
     def define(self, event: Any, value: Any, text: str) -> None:
         self.anchors[event.anchor] = Anchor(value, text, 1, 0)
