@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from flightdeck.documents import _yaml
 from flightdeck.documents._yaml import YamlError, YamlLimits
+from flightdeck.documents._yaml_scalars import plain_scalar
 from tests.documents import _yaml_oracle
 
 _ODD = [
@@ -176,3 +177,24 @@ def _check(text: str, limits: YamlLimits, offset: int) -> None:
 def test_builder_matches_the_oracle_on_arbitrary_text(text: str) -> None:
     limits = YamlLimits(max_depth=4, max_keys=3, max_scalar_chars=10, max_alias_expansion=6)
     _check(text, limits, 1)
+
+
+_scalar_text = st.one_of(
+    st.sampled_from(_ODD),
+    st.text(alphabet="0123456789+-.eExXoOabfinINtTrRuUlLsSnN~_ :", max_size=12),
+    st.from_regex(
+        r"[-+]?(0[xo])?[0-9a-fA-F_]{0,8}(\.[0-9]*)?([eE][-+]?[0-9]{1,3})?", fullmatch=True
+    ),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=_scalar_text, digits=st.integers(1, 12))
+def test_plain_scalar_matches_the_oracle(text: str, digits: int) -> None:
+    def outcome(plain_scalar: Any) -> str:
+        try:
+            return repr(plain_scalar(text, digits))
+        except Exception as exc:  # TooBig: each module has its own class
+            return type(exc).__name__
+
+    assert outcome(plain_scalar) == outcome(_yaml_oracle.plain_scalar)
