@@ -75,6 +75,18 @@ def test_scalar_size_cap() -> None:
     assert (diag.code, diag.pointer, diag.line) == ("yaml.scalar_too_large", "/x", 5)
 
 
+def test_scalar_size_cap_on_a_frontmatter_that_is_one_scalar() -> None:
+    # The whole frontmatter one long scalar: located at the root, not an
+    # IndexError looking for the open mapping there is none of.
+    diag = _first("---\n" + "a" * 2_000 + "\n---\n", Limits(max_scalar_chars=1_000))
+    assert (diag.code, diag.pointer, diag.line, diag.column) == (
+        "yaml.scalar_too_large",
+        "",
+        2,
+        1,
+    )
+
+
 def test_key_count_cap_per_mapping() -> None:
     keys = "".join(f"u{i}: 1\n" for i in range(30))
     diag = _first(HEAD + keys + "---\n", Limits(max_keys=20))
@@ -156,3 +168,15 @@ def test_a_validator_recursion_error_is_a_diagnostic(monkeypatch: pytest.MonkeyP
 def test_a_non_string_kind_field_is_not_a_crash(value: str) -> None:
     result = parse_document(f"---\nkind: {value}\nx: 1\n---\n", path="NOTES.md")
     assert [d.code for d in result.diagnostics] == ["document.unknown_kind"]
+
+
+@pytest.mark.parametrize(
+    "merge,line,column", [("<<: [1]", 5, 5), ("<<: [[1]]", 5, 5), ("<<:\n  - 1", 6, 3)]
+)
+def test_merging_a_written_out_list_of_non_mappings_is_a_bad_merge(
+    merge: str, line: int, column: int
+) -> None:
+    # `<<` followed by a collection (not an alias) of non-mappings: located at
+    # that collection, not an AttributeError on a missing event.
+    diag = _first(HEAD + merge + "\n---\n")
+    assert (diag.code, diag.pointer, diag.line, diag.column) == ("yaml.bad_merge", "", line, column)

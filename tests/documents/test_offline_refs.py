@@ -172,3 +172,30 @@ def test_define_io_patterns_are_ecma() -> None:
     handle = define_io({"inputs": {"type": "string", "pattern": "^[^\\s]+$"}})
     assert isinstance(handle.validate_input("a\ufeffb"), Err)
     assert not isinstance(handle.validate_input("ab"), Err)
+
+
+@pytest.mark.parametrize(
+    "key", ['"\\x24ref"', '"\\u0024ref"', '"$\\x72ef"', '"\\x24dynamicRef"', "'$ref'"]
+)
+def test_a_ref_key_written_with_an_escape_or_quotes_is_still_checked(
+    no_network: list[Any], key: str
+) -> None:
+    # The loader skips the walk for refs when the text holds no `$ref`,
+    # `$dynamicRef` nor backslash; a key spelt with escapes must still be seen.
+    text = TOOL.format(ref="#/$defs/missing").replace("  $ref:", f"  {key}:")
+    result = parse_document(text, path="TOOL.md")
+    assert "schema.unresolvable_ref" in [d.code for d in result.diagnostics], text
+
+
+def test_the_ref_shortcut_gives_the_walk_verdict_over_the_corpus() -> None:
+    from flightdeck.documents import _load
+    from flightdeck.documents._frontmatter import normalise, split
+
+    for path in sorted((ROOT / "tests" / "data" / "corpus").rglob("*.md")):
+        result = parse_document(path.read_bytes(), path=path)
+        if result.document is None:
+            continue
+        text = split(normalise(path.read_text("utf-8"))).frontmatter
+        document = result.document
+        full = _load._ref_diagnostics(document.kind, document.data, "$ref")  # always walks
+        assert _load._ref_diagnostics(document.kind, document.data, text) == full, path

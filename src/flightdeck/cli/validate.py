@@ -95,7 +95,7 @@ def validate(
     if progress is not None:
         sys.stderr.write("\r\033[K")
     if fmt == "json":
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(report.to_json())
     elif fmt in ("github", "sarif"):
         _print_annotations(report, fmt)
     else:

@@ -7,6 +7,7 @@ diagnostic in the `LoadResult`.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from dataclasses import dataclass
@@ -62,7 +63,15 @@ _SCHEMA_FIELDS = {
 }
 
 
-def _ref_diagnostics(kind: DocumentKind, data: dict[str, Any]) -> list[Diagnostic]:
+def _ref_diagnostics(kind: DocumentKind, data: dict[str, Any], text: str) -> list[Diagnostic]:
+    """Unresolvable `$ref`s in the schema fields of `data`, composed from the
+    YAML `text`. A key of the data is spelt out in the text, or written with
+    a backslash escape (only double-quoted scalars have escapes; folding
+    lines adds spaces, never a character): a text with neither `$ref`,
+    `$dynamicRef` nor a backslash has no reference to resolve, and skips the
+    walk over the schemas (~20 us of a TOOL.md with large ones)."""
+    if "$ref" not in text and "$dynamicRef" not in text and "\\" not in text:
+        return []
     out: list[Diagnostic] = []
     for field in _SCHEMA_FIELDS.get(kind, ()):
         out += ref_problems(data.get(field), f"/{field}", "schema.unresolvable_ref")
@@ -98,20 +107,25 @@ def parse_document(
         split = _frontmatter.split(_frontmatter.normalise(text))
     except _frontmatter.FrontmatterError as exc:
         return _failed(where, exc.diagnostic)
-    yaml_limits = _yaml.YamlLimits(
+    try:
+        data, source_map = _yaml.compose(
+            split.frontmatter, line_offset=split.line_offset, limits=_yaml_limits(limits)
+        )
+    except _yaml.YamlError as exc:
+        return _failed(where, exc.diagnostic)
+    return _build(where, data, split, source_map, _kinds.coerce_kind(kind), limits)
+
+
+@functools.lru_cache(maxsize=16)
+def _yaml_limits(limits: Limits) -> _yaml.YamlLimits:
+    # Once per Limits, not per document: a frozen dataclass costs ~2 us to build.
+    return _yaml.YamlLimits(
         limits.max_depth,
         limits.max_alias_expansion,
         limits.max_scalar_chars,
         limits.max_int_digits,
         limits.max_keys,
     )
-    try:
-        data, source_map = _yaml.compose(
-            split.frontmatter, line_offset=split.line_offset, limits=yaml_limits
-        )
-    except _yaml.YamlError as exc:
-        return _failed(where, exc.diagnostic)
-    return _build(where, data, split, source_map, _kinds.coerce_kind(kind), limits)
 
 
 def _capped(problems: list[Diagnostic], cap: int) -> list[Diagnostic]:
@@ -163,7 +177,7 @@ def _build(
         )
         return _failed(path, diag)
     document = Document(kind, data, split.body, path, source_map, split.body_line)
-    problems = validate_data(kind, data) + _ref_diagnostics(kind, data)
+    problems = validate_data(kind, data) + _ref_diagnostics(kind, data, split.frontmatter)
     diagnostics = tuple(locate(_capped(problems, limits.max_diagnostics), file, source_map))
     return LoadResult(path, document, diagnostics)
 

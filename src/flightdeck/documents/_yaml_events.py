@@ -3,6 +3,15 @@
 Values are built from parser events with an explicit stack, so nothing
 recurses per nesting level, and every cap is checked on the event that
 breaks it.
+
+`Builder.run` is the hot path (about 110 events per manifest, ~0.4 us of
+Python each on top of libyaml's own cost): the common events, an untagged,
+unanchored scalar or collection inside a container, under every cap, are
+handled inline, with the open collection held in a local, so each costs no
+method call. Anything else, and every failure, goes to the general path in
+`_yaml_general`, which reads and writes the same state; the inline code
+decides nothing that path would decide differently (tests/documents/
+test_yaml_differential.py checks both against the builder before the split).
 """
 
 from __future__ import annotations
@@ -11,88 +20,124 @@ from typing import Any
 
 from yaml import events as ev
 
-from flightdeck.documents._diagnostics import Diagnostic, pointer_join
-from flightdeck.documents._yaml_scalars import (
-    NULL,
-    SCALAR_STARTS,
-    ScalarProblem,
-    TooBig,
-    plain_scalar,
-    resolve_tagged,
-    short,
-)
-from flightdeck.documents._yaml_state import (
-    HARD_MAX_DEPTH,
-    Anchor,
-    Frame,
-    YamlError,
-    YamlLimits,
-    copy_value,
-    too_deep_hint,
-)
+from flightdeck.documents._yaml_general import GeneralPath
+from flightdeck.documents._yaml_scalars import NULL, SCALAR_STARTS, TooBig, plain_scalar
+from flightdeck.documents._yaml_state import Anchor, Frame
 
-_SLOW = object()  # `quick` could not decide: take the general path
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
+__all__ = ["Builder"]
 
 
-class Builder:
+class Builder(GeneralPath):
     """Consumes parser events into JSON data and a source map."""
 
-    def __init__(self, line_offset: int, limits: YamlLimits) -> None:
-        self.line_base = line_offset + 1  # libyaml lines are 0-based
-        self.limits = limits
-        self.max_depth = min(limits.max_depth, HARD_MAX_DEPTH)
-        self.max_chars = limits.max_scalar_chars  # read on every scalar
-        self.max_keys = limits.max_keys
-        self.values: dict[str, tuple[int, int]] = {}
-        self.keys: dict[str, tuple[int, int]] = {}
-        self.stack: list[Frame] = []
-        self.anchors: dict[str, Anchor] = {}
-        self.expanded = 0
-        self.root: Any = None
-
-    # -- positions and failures -------------------------------------------------
-
-    def pos(self, event: Any) -> tuple[int, int]:
-        mark = event.start_mark
-        return (mark.line + self.line_base, mark.column + 1)
-
-    def fail(
-        self, code: str, message: str, event: Any, pointer: str, hint: str | None = None
-    ) -> None:
-        line, col = self.pos(event)
-        raise YamlError(
-            Diagnostic(code, message, pointer=pointer, line=line, column=col, hint=hint)
-        )
-
-    def record(self, is_key: bool, pointer: str, where: tuple[int, int]) -> None:
-        (self.keys if is_key else self.values)[pointer] = where
-
-    # -- the event loop ---------------------------------------------------------
-
     def run(self, parser: Any) -> Any:
-        # Bound once: this loop runs once per event (about 120 per manifest).
+        # Everything the loop reads per event is bound to a local once.
         get_event = parser.get_event
-        scalar, start, end = self.scalar, self.start, self.end
+        stack = self.stack
+        values, keys = self.values, self.keys
+        line_base = self.line_base
+        max_chars, max_keys, max_depth = self.max_chars, self.max_keys, self.max_depth
+        max_digits = self.limits.max_int_digits
+        starts, null = SCALAR_STARTS, NULL
         scalar_event, mapping_start, sequence_start = (
             ev.ScalarEvent,
             ev.MappingStartEvent,
             ev.SequenceStartEvent,
         )
         mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        frame: Frame | None = None  # the open collection: stack[-1], or None at the root
         documents = 0
         while True:
             event = get_event()
             cls = event.__class__
+            # Tested in order of frequency: scalars, then collection ends and starts.
             if cls is scalar_event:
-                scalar(event)
-            elif cls is mapping_start:
-                start(event, True)
-            elif cls is sequence_start:
-                start(event, False)
+                text = event.value
+                if (
+                    frame is None
+                    or event.anchor is not None
+                    or event.tag is not None
+                    or len(text) > max_chars
+                ):
+                    self.slow_scalar(event, text)
+                    continue
+                container = frame.container
+                is_map = frame.is_map
+                if is_map:
+                    if frame.key is None:  # a mapping key: its source text, never resolved
+                        if (
+                            text not in container
+                            and text not in null
+                            and text != "<<"
+                            and "/" not in text
+                            and "~" not in text
+                            and len(container) < max_keys
+                        ):
+                            child = frame.pointer + "/" + text
+                            frame.key = text
+                            frame.child = child
+                            mark = event.start_mark
+                            keys[child] = (mark.line + line_base, mark.column + 1)
+                        else:
+                            self.slow_scalar(event, text)
+                        continue
+                    if frame.merging:
+                        self.slow_scalar(event, text)
+                        continue
+                    pointer = frame.child
+                else:
+                    pointer = f"{frame.pointer}/{len(container)}"
+                value: Any = text  # quoted or block text, or an ordinary word
+                if event.implicit[0] and (not text or text[0] in starts):
+                    try:
+                        value = plain_scalar(text, max_digits)
+                    except TooBig:  # the general path reports it
+                        self.slow_scalar(event, text)
+                        continue
+                mark = event.start_mark
+                values[pointer] = (mark.line + line_base, mark.column + 1)
+                if is_map:
+                    container[frame.key] = value
+                    frame.key = None
+                else:
+                    container.append(value)
+                frame.size += 1
             elif cls is mapping_end or cls is sequence_end:
-                end()
+                done = stack.pop()
+                value = done.container
+                if done.anchor is not None:
+                    self.anchors[done.anchor] = Anchor(value, None, done.size, done.height)
+                if stack:
+                    frame = stack[-1]
+                    frame.size += done.size
+                    if not frame.merging:  # the common case of `attach`, inline
+                        if frame.height <= done.height:
+                            frame.height = done.height + 1
+                        if frame.is_map:
+                            frame.container[frame.key] = value
+                            frame.key = None
+                        else:
+                            frame.container.append(value)
+                        continue
+                self.attach(done.event, value, done.pointer, done.height)
+                frame = stack[-1] if stack else None
+            elif cls is mapping_start or cls is sequence_start:
+                if frame is not None and event.tag is None and len(stack) < max_depth:
+                    if not frame.is_map:
+                        pointer = f"{frame.pointer}/{len(frame.container)}"
+                    elif frame.key is not None and not frame.merging:
+                        pointer = frame.child
+                    else:  # a collection as a key, or a `<<` value
+                        self.slow_start(event, cls is mapping_start)
+                        frame = stack[-1]
+                        continue
+                    mark = event.start_mark
+                    values[pointer] = (mark.line + line_base, mark.column + 1)
+                    frame = Frame({} if cls is mapping_start else [], pointer, event.anchor)
+                    stack.append(frame)
+                    continue
+                self.slow_start(event, cls is mapping_start)
+                frame = stack[-1]
             elif cls is ev.AliasEvent:
                 self.alias(event)
             elif cls is ev.DocumentStartEvent:
@@ -107,301 +152,3 @@ class Builder:
                     )
             elif cls is ev.StreamEndEvent:
                 return self.root
-
-    def child_pointer(self, event: Any) -> str | None:
-        """The pointer of the value this event starts; None when it is a key."""
-        if not self.stack:
-            return ""
-        frame = self.stack[-1]
-        if not frame.is_map:
-            return f"{frame.pointer}/{len(frame.container)}"
-        if frame.key is None:
-            return None
-        return frame.pointer if frame.merging else self.pointer_for(frame, frame.key)
-
-    @staticmethod
-    def pointer_for(frame: Frame, key: str) -> str:
-        if "/" in key or "~" in key:
-            return pointer_join(frame.pointer, key)
-        return f"{frame.pointer}/{key}"
-
-    def scalar(self, event: Any) -> None:
-        text = event.value
-        stack = self.stack
-        # The hot path: an untagged, unanchored scalar inside a container, with
-        # nothing to check beyond what is tested inline here; anything else
-        # (and every failure) takes the general path below.
-        if (
-            not stack
-            or event.anchor is not None
-            or event.tag is not None
-            or len(text) > self.max_chars
-        ):
-            self.slow_scalar(event, text)
-            return
-        frame = stack[-1]
-        container = frame.container
-        if frame.is_map:
-            key = frame.key
-            if key is None:  # a mapping key: its source text, never resolved
-                if (
-                    text not in container
-                    and text not in NULL
-                    and text != "<<"
-                    and "/" not in text
-                    and "~" not in text
-                    and len(container) < self.max_keys
-                ):
-                    child = frame.pointer + "/" + text
-                    frame.key = text
-                    frame.child = child
-                    mark = event.start_mark
-                    self.keys[child] = (mark.line + self.line_base, mark.column + 1)
-                else:
-                    self.slow_scalar(event, text)
-                return
-            if frame.merging:
-                self.slow_scalar(event, text)
-                return
-            pointer = frame.child
-        else:
-            pointer = f"{frame.pointer}/{len(container)}"
-        if not event.implicit[0]:
-            value: Any = text  # quoted or block text: always a string
-        elif text and text[0] not in SCALAR_STARTS:
-            value = text  # an ordinary word
-        else:
-            value = self.quick(text)
-            if value is _SLOW:
-                self.slow_scalar(event, text)
-                return
-        mark = event.start_mark
-        self.values[pointer] = (mark.line + self.line_base, mark.column + 1)
-        if frame.is_map:
-            container[frame.key] = value
-            frame.key = None
-        else:
-            container.append(value)
-        frame.size += 1
-
-    def quick(self, text: str) -> Any:
-        try:
-            return plain_scalar(text, self.limits.max_int_digits)
-        except TooBig:
-            return _SLOW  # the slow path reports it
-
-    def slow_scalar(self, event: Any, text: str) -> None:
-        pointer = self.child_pointer(event)
-        if len(text) > self.limits.max_scalar_chars:
-            self.fail(
-                "yaml.scalar_too_large",
-                f"a scalar of {len(text):,} characters; the limit is "
-                f"{self.limits.max_scalar_chars:,}",
-                event,
-                pointer or self.stack[-1].pointer,
-                hint="keep long text in the markdown body, not in the frontmatter",
-            )
-        if pointer is None:  # a mapping key: its source text, never resolved
-            self.key(event, text, event.tag is None and event.implicit[0])
-            if event.anchor is not None:
-                self.define(event, text, text)
-            return
-        value = self.resolve(event, pointer)
-        if not self.merge_frame():
-            self.record(False, pointer, self.pos(event))
-        self.attach(event, value, pointer, 0)
-        if self.stack:
-            self.stack[-1].size += 1
-        if event.anchor is not None:
-            self.define(event, value, text)
-
-    def resolve(self, event: Any, pointer: str) -> Any:
-        try:
-            return resolve_tagged(
-                event.tag, event.value, event.implicit[0], self.limits.max_int_digits
-            )
-        except ScalarProblem as exc:
-            self.fail(exc.code, exc.message, event, pointer, hint=exc.hint)
-            return None  # unreachable: `fail` raises
-
-    def key(self, event: Any, text: str, plain: bool) -> None:
-        frame = self.stack[-1]
-        if plain and text in NULL:
-            self.fail(
-                "yaml.null_key", "a mapping key must not be empty or null", event, frame.pointer
-            )
-        if len(frame.container) >= self.limits.max_keys and text not in frame.container:
-            self.fail(
-                "yaml.too_many_keys",
-                f"a mapping with more than {self.limits.max_keys:,} keys",
-                event,
-                frame.pointer,
-            )
-        frame.key = text
-        if plain and text == "<<":
-            frame.merging = True
-            return
-        child = self.pointer_for(frame, text)
-        frame.child = child
-        if text in frame.container:
-            if text not in frame.merged:
-                first = self.keys.get(child)
-                where = f" (first at line {first[0]})" if first else ""
-                self.fail(
-                    "yaml.duplicate_key",
-                    f"duplicate key {short(text)!r}{where}",
-                    event,
-                    child,
-                    hint="each key may appear once in a mapping; remove or rename one",
-                )
-            if isinstance(frame.merged, set):
-                frame.merged.discard(text)
-        self.record(True, child, self.pos(event))
-
-    def merge_frame(self) -> bool:
-        return bool(self.stack) and self.stack[-1].is_map and self.stack[-1].merging
-
-    def attach(self, event: Any, value: Any, pointer: str, height: int) -> None:
-        """Put a finished value into the open container (or make it the root)."""
-        if not self.stack:
-            self.root = value
-            return
-        frame = self.stack[-1]
-        frame.height = max(frame.height, height + 1)
-        if not frame.is_map:
-            frame.container.append(value)
-            return
-        key, frame.key = frame.key, None
-        if frame.merging:
-            frame.merging = False
-            self.merge(event, frame, value)
-            return
-        assert key is not None
-        frame.container[key] = value
-
-    def merge(self, event: Any, frame: Frame, value: Any) -> None:
-        """`<<: *anchor` (or a list of them); explicit keys in the mapping win."""
-        sources = value if isinstance(value, list) else [value]
-        for source in sources:
-            if not isinstance(source, dict):
-                self.fail("yaml.bad_merge", "'<<' must merge a mapping", event, frame.pointer)
-            for key, item in source.items():
-                if key not in frame.container:
-                    frame.container[key] = item
-                    if not isinstance(frame.merged, set):
-                        frame.merged = set()
-                    frame.merged.add(key)
-
-    def start(self, event: Any, is_map: bool) -> None:
-        stack = self.stack
-        # The hot path: an untagged collection inside another, under the depth cap.
-        if stack and event.tag is None and len(stack) < self.max_depth:
-            frame = stack[-1]
-            pointer: str | None = None
-            if not frame.is_map:
-                pointer = f"{frame.pointer}/{len(frame.container)}"
-            elif frame.key is not None and not frame.merging:
-                pointer = frame.child
-            if pointer is not None:
-                mark = event.start_mark
-                self.values[pointer] = (mark.line + self.line_base, mark.column + 1)
-                stack.append(Frame({} if is_map else [], pointer, event.anchor))
-                return
-        self.slow_start(event, is_map)
-
-    def slow_start(self, event: Any, is_map: bool) -> None:
-        pointer = self.child_pointer(event)
-        if pointer is None:
-            self.fail(
-                "yaml.complex_key",
-                "a mapping key must be a plain scalar",
-                event,
-                self.stack[-1].pointer,
-            )
-            return
-        if len(self.stack) >= self.max_depth:
-            self.fail(
-                "yaml.too_deep",
-                f"nesting is deeper than {self.max_depth} levels",
-                event,
-                pointer,
-                hint=too_deep_hint(self.max_depth),
-            )
-        tag = event.tag
-        expected = _MAP if is_map else _SEQ
-        if tag is not None and tag != "!" and tag != expected:
-            self.fail("yaml.unsupported_tag", f"unsupported tag {short(tag)!r}", event, pointer)
-        if not self.merge_frame():
-            self.record(False, pointer, self.pos(event))
-        container: Any = {} if is_map else []
-        self.stack.append(Frame(container, pointer, event.anchor))
-
-    def end(self) -> None:
-        stack = self.stack
-        frame = stack.pop()
-        value = frame.container
-        if frame.anchor is not None:
-            self.anchors[frame.anchor] = Anchor(value, None, frame.size, frame.height)
-        if stack:
-            parent = stack[-1]
-            parent.size += frame.size
-            if not parent.merging:  # the hot path of `attach`
-                if parent.height <= frame.height:
-                    parent.height = frame.height + 1
-                if parent.is_map:
-                    parent.container[parent.key] = value
-                    parent.key = None
-                else:
-                    parent.container.append(value)
-                return
-        self.attach(None, value, frame.pointer, frame.height)
-
-    def define(self, event: Any, value: Any, text: str) -> None:
-        self.anchors[event.anchor] = Anchor(value, text, 1, 0)
-
-    def alias(self, event: Any) -> None:
-        anchor = self.anchors.get(event.anchor)
-        if anchor is None:
-            self.fail(
-                "yaml.undefined_alias",
-                f"found undefined alias {short(event.anchor)!r}",
-                event,
-                self.stack[-1].pointer if self.stack else "",
-            )
-            return
-        pointer = self.child_pointer(event)
-        if pointer is None:  # an alias used as a key
-            if anchor.text is None:
-                self.fail(
-                    "yaml.complex_key",
-                    "a mapping key must be a plain scalar",
-                    event,
-                    self.stack[-1].pointer,
-                )
-            assert anchor.text is not None
-            self.key(event, anchor.text, False)
-            return
-        self.expanded += anchor.size
-        if self.expanded > self.limits.max_alias_expansion:
-            self.fail(
-                "yaml.alias_bomb",
-                f"aliases expand to more than {self.limits.max_alias_expansion} nodes",
-                event,
-                pointer,
-                hint="a 'billion laughs' document; flatten the anchors or raise --max-aliases",
-            )
-        if len(self.stack) + anchor.height > self.max_depth:
-            self.fail(
-                "yaml.too_deep",
-                f"nesting (through an alias) is deeper than {self.max_depth} levels",
-                event,
-                pointer,
-            )
-        if not self.merge_frame():  # values inside an alias are located at the alias
-            self.record(False, pointer, self.pos(event))
-        if self.stack:
-            self.stack[-1].size += anchor.size
-        value = anchor.value
-        if isinstance(value, dict | list):
-            value = copy_value(value)  # bounded: the expansion cap was checked above
-        self.attach(event, value, pointer, anchor.height)

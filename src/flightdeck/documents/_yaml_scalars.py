@@ -32,6 +32,8 @@ class ScalarProblem(Exception):
 
 # First characters a non-string plain scalar can start with.
 SCALAR_STARTS = frozenset("0123456789+-.~nNtTfF")
+# Those of them that only a null or a boolean word starts with.
+_WORDY = frozenset("~nNtTfF")
 
 
 def _int(text: str, base: int, digits: int, cap: int) -> int:
@@ -41,26 +43,43 @@ def _int(text: str, base: int, digits: int, cap: int) -> int:
 
 
 def plain_scalar(text: str, max_digits: int) -> Any:
-    if text and text[0] not in SCALAR_STARTS:
+    if not text:
+        return None  # "" is null
+    first = text[0]
+    if first not in SCALAR_STARTS:
         return text  # the common case: an ordinary word
-    if text in NULL:
-        return None
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
+    # Dispatched on the first character: each pattern below can only match
+    # text that starts with one of a few characters, so a word like `name`
+    # or a path like `./x` is not tried against all six (about half of the
+    # plain scalars that reach here are such words). Within a branch the
+    # patterns keep the order of the full list (INT10 before FLOAT: `12`).
+    if first in _WORDY:
+        if text in NULL:
+            return None
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        return text
+    if first == ".":
+        if _FLOAT.match(text):
+            return float(text)
+        if _INF.match(text):
+            return math.inf
+        if _NAN.match(text):
+            return math.nan
+        return text
     if _INT10.match(text):
         return _int(text, 10, len(text.lstrip("+-")), max_digits)
-    if _INT8.match(text):
-        return _int(text[2:], 8, len(text) - 2, max_digits)
-    if _INT16.match(text):
-        return _int(text[2:], 16, len(text) - 2, max_digits)
+    if first == "0":
+        if _INT8.match(text):
+            return _int(text[2:], 8, len(text) - 2, max_digits)
+        if _INT16.match(text):
+            return _int(text[2:], 16, len(text) - 2, max_digits)
     if _FLOAT.match(text):
         return float(text)
-    if _INF.match(text):
-        return -math.inf if text[0] == "-" else math.inf
-    if _NAN.match(text):
-        return math.nan
+    if (first == "+" or first == "-") and _INF.match(text):  # `+.inf`, `-.inf`
+        return -math.inf if first == "-" else math.inf
     return text
 
 

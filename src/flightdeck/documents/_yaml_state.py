@@ -57,6 +57,7 @@ class Frame:
         "anchor",
         "child",
         "container",
+        "event",
         "height",
         "is_map",
         "key",
@@ -77,6 +78,7 @@ class Frame:
         self.merged: set[str] | frozenset[str] = _NONE_MERGED  # a set once `<<` merges
         self.height = 1
         self.size = 1
+        self.event: Any = None  # the start event of a `<<` value, to locate a bad merge
 
 
 def copy_value(value: Any) -> Any:
