@@ -61,57 +61,17 @@ class ValidationReport:
         }
 
     def to_json(self) -> str:
-        """The text of `json.dumps(self.to_dict(), indent=2)`, which
-        `--format json` prints, ~3x faster: given an indent, json encodes in
-        Python, a generator step per token (~0.1 s of a 10,000-file run);
-        here each file and each diagnostic is one template, its strings
-        encoded by json's own C function (pinned equal by a hypothesis test)."""
-        head = json.dumps({"ok": self.ok, "summary": self.summary()}, indent=2)
-        if not self.files:
-            return head[:-2] + ',\n  "files": []\n}'
-        files = ",\n".join([_file_json(report) for report in self.files])
-        return head[:-2] + ',\n  "files": [\n' + files + "\n  ]\n}"
+        """The text of `json.dumps(self.to_dict(), indent=2)`, which `--format
+        json` prints. Given an indent, json encodes in Python, a generator step
+        per token (~0.1 s of a 10,000-file run); msgspec writes the same text
+        ~10x faster whenever it is plain ASCII without DEL, and json.dumps
+        writes the rest (msgspec leaves non-ASCII and DEL unescaped and
+        refuses a lone surrogate, from a path that is not UTF-8)."""
+        import msgspec  # only for this format
 
-
-_str = json.encoder.encode_basestring_ascii  # how json.dumps writes a str
-
-
-def _text(value: str | None) -> str:
-    return "null" if value is None else _str(value)
-
-
-def _number(value: int | None) -> str:
-    if value is None:
-        return "null"
-    return str(value) if type(value) is int else json.dumps(value)  # an int: as json writes it
-
-
-def _file_json(report: FileReport) -> str:
-    """`FileReport.to_dict()` as json.dumps writes it inside the report."""
-    if report.diagnostics:
-        diagnostics = "[\n" + ",\n".join([_diagnostic_json(d) for d in report.diagnostics])
-        diagnostics += "\n      ]"
-    else:
-        diagnostics = "[]"
-    return (
-        f'    {{\n      "path": {_str(str(report.path))},'
-        f'\n      "kind": {_str(report.kind.value) if report.kind else "null"},'
-        f'\n      "valid": {"true" if report.valid else "false"},'
-        f'\n      "skipped": {"true" if report.skipped else "false"},'
-        f'\n      "diagnostics": {diagnostics}\n    }}'
-    )
-
-
-def _diagnostic_json(d: Diagnostic) -> str:
-    """`Diagnostic.to_dict()` as json.dumps writes it inside the report."""
-    return (
-        f'        {{\n          "code": {_str(d.code)},'
-        f'\n          "severity": {_str(d.severity.value)},'
-        f'\n          "message": {_str(d.message)},'
-        f'\n          "pointer": {_str(d.pointer)},'
-        f'\n          "schema_pointer": {_text(d.schema_pointer)},'
-        f'\n          "file": {_text(d.file)},'
-        f'\n          "line": {_number(d.line)},'
-        f'\n          "column": {_number(d.column)},'
-        f'\n          "hint": {_text(d.hint)}\n        }}'
-    )
+        data = self.to_dict()
+        try:
+            text = msgspec.json.format(msgspec.json.encode(data), indent=2).decode("ascii")
+        except UnicodeError:
+            return json.dumps(data, indent=2)
+        return text if "\x7f" not in text else json.dumps(data, indent=2)
