@@ -59,7 +59,7 @@ def test_bash_sees_a_private_tmp_and_no_home(ws: Workspace, tmp_path: Path) -> N
 def test_bash_network_setting(ws: Workspace, network: Literal["allow", "deny"]) -> None:
     """`deny` leaves the command a network namespace of its own with only
     loopback: even a server on the host's loopback is out of reach."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -104,7 +104,8 @@ def test_bash_network_hosts_go_through_the_egress_proxy(ws: Workspace) -> None:
     """`network = [hosts]`: no direct connection; the listed hosts through
     the proxy, any other host refused and named in the output."""
     import http.server
-    from dataclasses import replace
+
+    from msgspec.structs import replace
 
     class Hello(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+import msgspec
 
 from flightdeck.agent._early import probe_bubblewrap
 from flightdeck.agent._engine import AgentSession, Emit
@@ -23,10 +24,9 @@ if TYPE_CHECKING:
     from flightdeck.agent._early import Early
 
 
-@dataclass
-class Started:
+class Started(msgspec.Struct):
     session: AgentSession
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = msgspec.field(default_factory=list)
 
 
 def start(flags: Mapping[str, Any], emit: Emit, env: Mapping[str, str] | None = None) -> Started:
@@ -65,8 +65,6 @@ async def run_json_stream(
     """`flightdeck agent --json-stream`: returns the exit code. `early`: what
     `_early.early_ready` did before the engine was imported (its `ready` line
     is then already written, or its setup error is reported here)."""
-    import msgspec
-
     from flightdeck.agent import _protocol as p
     from flightdeck.agent._lines import read_lines, sigterm_hook
     from flightdeck.agent._transport import LineWriter, serve

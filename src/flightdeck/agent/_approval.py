@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from flightdeck.agent._settings import Mode
 
@@ -58,15 +59,14 @@ def root_commands(command: str) -> frozenset[str] | None:
     return frozenset(roots) or None
 
 
-@dataclass
-class ApprovalPolicy:
+class ApprovalPolicy(msgspec.Struct):
     mode: Mode = "default"
     # Categories ("info", "edit", "exec", "mcp") or tool names that skip
     # approval, from `[agent] allow_list`.
-    allow: set[str] = field(default_factory=set)
+    allow: set[str] = msgspec.field(default_factory=set)
     # What the client approved with scope "always".
-    commands: set[str] = field(default_factory=set)
-    tools: set[tuple[str, str]] = field(default_factory=set)
+    commands: set[str] = msgspec.field(default_factory=set)
+    tools: set[tuple[str, str]] = msgspec.field(default_factory=set)
 
     def auto_approves(
         self, tool_name: str, category: str, args: Mapping[str, Any] | None = None
@@ -93,8 +93,7 @@ class ApprovalPolicy:
         self.tools.add((tool_name, category))
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     approved: bool
     reason: str = ""
     # what the user filled in, for an MCP elicitation approved with values

@@ -5,7 +5,7 @@ pydantic and the protocol models, the tools, the provider classes) takes
 most of the start-up, yet for the usual start nothing it computes changes the
 line: the settings, the new session's id and the sandbox state decide it.
 So, when the start is *plain*, the start-up steps that can fail run first,
-with the standard library only (`_setup.prepare`: settings, provider,
+with the standard library and msgspec only (`_setup.prepare`: settings, provider,
 session), the bubblewrap probe beside them; then `ready` is written
 (`_ready_line`) and the engine is loaded and carries on with that same
 session (`_app.run_json_stream`, which writes everything after `ready`).
@@ -29,9 +29,10 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import msgspec
 
 from flightdeck.agent._aionrs_compat import FILE
 from flightdeck.agent._ready_line import ready_line
@@ -42,8 +43,7 @@ __all__ = ["Early", "early_ready", "is_plain"]
 StopHook = Callable[[Callable[[], None]], None]
 
 
-@dataclass
-class Early:
+class Early(msgspec.Struct):
     """What happened before the engine: a `setup` whose `ready` line was
     written, or the `error` to report instead."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +29,12 @@ if TYPE_CHECKING:
     from flightdeck.audit import AuditSink
 
 
-@dataclass
-class Extensions:
-    tools: list[Tool] = field(default_factory=list)
+class Extensions(msgspec.Struct):
+    tools: list[Tool] = msgspec.field(default_factory=list)
     # tool name -> where it comes from (MCP server, manifest file)
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = msgspec.field(default_factory=dict)
     mcp: McpManager | None = None
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = msgspec.field(default_factory=list)
 
     def add(self, tool: Tool, source: str) -> None:
         self.tools.append(tool)

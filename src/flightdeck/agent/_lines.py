@@ -13,14 +13,14 @@ import contextlib
 import signal
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
 from typing import BinaryIO
+
+import msgspec
 
 from flightdeck.agent._limits import MAX_LINE_BYTES
 
 
-@dataclass(frozen=True)
-class ProtocolProblem:
+class ProtocolProblem(msgspec.Struct, frozen=True):
     """A line that is not a valid command; `msg_id` when one could be read."""
 
     message: str

@@ -9,8 +9,10 @@ commands.rs and crates/aion-agent/src/engine.rs `apply_config_update`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Literal
+
+import msgspec
+from msgspec.structs import replace
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._settings import EFFORT_LEVELS as EFFORT_LEVELS
@@ -22,8 +24,7 @@ DEFAULT_THINKING_BUDGET = 10_000
 MIN_THINKING_BUDGET = 1024
 
 
-@dataclass(frozen=True)
-class LiveConfig:
+class LiveConfig(msgspec.Struct, frozen=True):
     image_input: p.ImageInput = "unknown"
     effort: str | None = None
     compaction: Compaction = "safe"
@@ -66,8 +67,7 @@ def effective(settings: AgentSettings, live: LiveConfig) -> p.EffectiveConfig:
     )
 
 
-@dataclass(frozen=True)
-class Update:
+class Update(msgspec.Struct, frozen=True):
     settings: AgentSettings
     live: LiveConfig
     changes: list[str]

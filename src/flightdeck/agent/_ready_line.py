@@ -1,7 +1,7 @@
 """The `ready` line built with the standard library only, and the JSON line
 encoding the protocol shares with it.
 
-`agent --json-stream` writes `ready` before asyncio, msgspec and the engine
+`agent --json-stream` writes `ready` before asyncio and the engine
 are imported when nothing but the settings, the session id and the sandbox
 decide the line (agent/_early.py): no MCP server, no extension tool, so
 `capabilities.mcp` is false and `mcp_servers` / `tools` are absent. The line

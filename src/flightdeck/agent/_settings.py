@@ -12,12 +12,13 @@ provider's endpoint. `[mcp.servers.*]` is read by a later part and ignored.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+import msgspec
+
 # From the module, not the package's lazy names: `agent --json-stream` resolves
-# its settings before `ready` with the standard library only (agent/_early.py).
+# its settings before `ready` with the standard library and msgspec (agent/_early.py).
 from flightdeck.agent.tools._sandbox import SandboxConfigError, SandboxSettings, parse_sandbox
 
 Mode = Literal["default", "auto_edit", "yolo"]
@@ -38,8 +39,7 @@ class SettingsError(Exception):
     """A configuration value is missing or invalid (reported as `config_error`)."""
 
 
-@dataclass(frozen=True)
-class AgentSettings:
+class AgentSettings(msgspec.Struct, frozen=True):
     workspace: Path
     provider: str = "anthropic"
     model: str | None = None
@@ -53,9 +53,9 @@ class AgentSettings:
     sessions: bool = True
     max_retries: int = 2
     retry_delay: float = 1.0
-    provider_options: dict[str, Any] = field(default_factory=dict)
+    provider_options: dict[str, Any] = msgspec.field(default_factory=dict)
     context_window: int | None = None
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    sandbox: SandboxSettings = msgspec.field(default_factory=SandboxSettings)
 
     def system(self) -> str:
         if self.system_prompt is not None:

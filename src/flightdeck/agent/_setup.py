@@ -3,16 +3,17 @@ environment and config, the provider, the session on disk. Each failure is a
 `SetupError`, reported as an `error` event with `config_error` (JSON stream).
 
 Nothing here imports pydantic, asyncio or the engine: `agent --json-stream`
-runs these same steps before `ready` with the standard library only
-(agent/_early.py), and the engine continues with what they produced.
+runs these same steps before `ready` with the standard library and msgspec
+(its classes are Structs: agent/_early.py), and the engine continues with what they produced.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from flightdeck.agent._aionrs_compat import FILE, merge, read_compat
 from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_settings
@@ -112,21 +113,18 @@ def open_session(
 
 
 def with_model(settings: AgentSettings, model: str) -> AgentSettings:
-    from dataclasses import replace
-
-    return replace(settings, model=model)
+    return msgspec.structs.replace(settings, model=model)
 
 
-@dataclass
-class Setup:
+class Setup(msgspec.Struct):
     """What start-up produced before the engine: settings (with the model
     resolved), the provider, and the session with what it loaded."""
 
     settings: AgentSettings
     provider: Provider
     session: Session | None
-    loaded: Loaded = field(default_factory=Loaded)
-    env: Mapping[str, str] = field(default_factory=dict)
+    loaded: Loaded = msgspec.field(default_factory=Loaded)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     def problems(self) -> list[str]:
         """The `info` lines after `ready`: the AionUi compat file's, the

@@ -19,10 +19,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import msgspec
+from msgspec.structs import replace
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._engine import AgentSession

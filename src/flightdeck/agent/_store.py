@@ -14,9 +14,10 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from flightdeck.agent._codec import CodecError, message_from_json, message_to_json
 from flightdeck.llm import Message
@@ -30,8 +31,7 @@ class SessionError(Exception):
     """A session cannot be created, found or read."""
 
 
-@dataclass(frozen=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct, frozen=True):
     id: str
     path: Path
     created: float
@@ -54,11 +54,10 @@ class SessionInfo:
         }
 
 
-@dataclass
-class Loaded:
-    history: list[Message] = field(default_factory=list)
-    context: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+class Loaded(msgspec.Struct):
+    history: list[Message] = msgspec.field(default_factory=list)
+    context: list[str] = msgspec.field(default_factory=list)
+    problems: list[str] = msgspec.field(default_factory=list)
     # (msg_id, model reply) whose tool approvals were awaited when the
     # process ended; re-asked after a resume
     pending: tuple[str, Message] | None = None

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from flightdeck.agent import _protocol as p
 from flightdeck.agent._approval import CLOSED_INPUT, Decision
@@ -38,14 +39,13 @@ if TYPE_CHECKING:
 STOPPED = "Stopped by the client"
 
 
-@dataclass
-class TurnState:
+class TurnState(msgspec.Struct):
     msg_id: str
-    usage: Usage = field(default_factory=Usage)
-    partial_text: list[str] = field(default_factory=list)
+    usage: Usage = msgspec.field(default_factory=Usage)
+    partial_text: list[str] = msgspec.field(default_factory=list)
     # the reply whose tools are being settled, and the results so far
     reply: Message | None = None
-    results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    results: dict[str, ToolResultBlock] = msgspec.field(default_factory=dict)
     # why the turn ended, for transports that report it (ACP's stopReason):
     # the last model reply's stop reason, or "max_turns"
     stop_reason: str = "end_turn"

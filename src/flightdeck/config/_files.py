@@ -7,18 +7,18 @@ top, so precedence is CLI > env > project > user.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from flightdeck.config._paths import config_dir
 
 PROJECT_FILE = "flightdeck.toml"
 
 
-@dataclass(frozen=True)
-class Config:
-    data: dict[str, Any] = field(default_factory=dict)
+class Config(msgspec.Struct, frozen=True):
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
     sources: tuple[Path, ...] = ()
 
     def get(self, dotted: str, default: Any = None) -> Any:

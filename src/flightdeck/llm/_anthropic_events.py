@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from flightdeck.llm._errors import ProviderError
 from flightdeck.llm._sdk_errors import map_sdk_error
@@ -40,23 +41,21 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-@dataclass
-class _Block:
+class _Block(msgspec.Struct):
     kind: str
-    parts: list[str] = field(default_factory=list)
+    parts: list[str] = msgspec.field(default_factory=list)
     signature: str = ""
     tool_id: str = ""
     tool_name: str = ""
     done: ContentBlock | None = None
 
 
-@dataclass
-class AnthropicFolder:
+class AnthropicFolder(msgspec.Struct):
     """Consumes raw events in order; `feed` returns the neutral events to emit."""
 
     model: str
-    blocks: dict[int, _Block] = field(default_factory=dict)
-    usage: dict[str, int] = field(default_factory=dict)
+    blocks: dict[int, _Block] = msgspec.field(default_factory=dict)
+    usage: dict[str, int] = msgspec.field(default_factory=dict)
     stop_reason: str | None = None
     finished: bool = False
 

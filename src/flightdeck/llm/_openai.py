@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+import msgspec
 
 from flightdeck.llm._client import ClientSlot
 from flightdeck.llm._errors import ProviderError
@@ -45,22 +46,20 @@ _FINISH: dict[str, StopReason] = {
 }
 
 
-@dataclass
-class _Call:
+class _Call(msgspec.Struct):
     id: str = ""
     name: str = ""
-    arguments: list[str] = field(default_factory=list)
+    arguments: list[str] = msgspec.field(default_factory=list)
 
 
-@dataclass
-class _Fold:
+class _Fold(msgspec.Struct):
     model: str
-    text: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
-    calls: dict[int, _Call] = field(default_factory=dict)
+    text: list[str] = msgspec.field(default_factory=list)
+    thinking: list[str] = msgspec.field(default_factory=list)
+    calls: dict[int, _Call] = msgspec.field(default_factory=dict)
     finish: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    tool_blocks: list[ToolUseBlock] = field(default_factory=list)
+    usage: Usage = msgspec.field(default_factory=Usage)
+    tool_blocks: list[ToolUseBlock] = msgspec.field(default_factory=list)
 
     def choice(self, choice: Any) -> list[StreamEvent]:
         out: list[StreamEvent] = []

@@ -6,21 +6,20 @@ and a plain call end in the same `Response`, so callers never special-case.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 Role = Literal["user", "assistant"]
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
 
 
-@dataclass(frozen=True)
-class TextBlock:
+class TextBlock(msgspec.Struct, frozen=True):
     text: str
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True)
-class ThinkingBlock:
+class ThinkingBlock(msgspec.Struct, frozen=True):
     """Model reasoning. `signature` lets Anthropic verify it when sent back;
     `redacted` marks an encrypted block whose opaque data is in `text`."""
 
@@ -30,23 +29,20 @@ class ThinkingBlock:
     redacted: bool = False
 
 
-@dataclass(frozen=True)
-class ImageBlock:
+class ImageBlock(msgspec.Struct, frozen=True):
     media_type: str  # e.g. "image/png"
     data_base64: str
     type: Literal["image"] = "image"
 
 
-@dataclass(frozen=True)
-class ToolUseBlock:
+class ToolUseBlock(msgspec.Struct, frozen=True):
     id: str
     name: str
     input: dict[str, Any]
     type: Literal["tool_use"] = "tool_use"
 
 
-@dataclass(frozen=True)
-class ToolResultBlock:
+class ToolResultBlock(msgspec.Struct, frozen=True):
     tool_use_id: str
     content: list[TextBlock | ImageBlock]
     is_error: bool = False
@@ -56,14 +52,12 @@ class ToolResultBlock:
 ContentBlock = TextBlock | ThinkingBlock | ImageBlock | ToolUseBlock | ToolResultBlock
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(msgspec.Struct, frozen=True):
     role: Role
     content: list[ContentBlock]
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """A tool offered to the model: its name, description and input JSON Schema."""
 
     name: str
@@ -71,22 +65,20 @@ class ToolSpec:
     input_schema: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(msgspec.Struct, frozen=True):
     """One model call. An empty `model` means the provider's configured model."""
 
     model: str
     messages: list[Message]
     system: str | None = None
-    tools: list[ToolSpec] = field(default_factory=list)
+    tools: list[ToolSpec] = msgspec.field(default_factory=list)
     max_tokens: int = 4096
     # Extended thinking budget in tokens; None disables thinking.
     thinking_budget: int | None = None
     temperature: float | None = None
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(msgspec.Struct, frozen=True):
     """Token usage of ONE model call (never cumulative across calls).
 
     `input_tokens` counts uncached input only; cache reads and writes are
@@ -108,8 +100,7 @@ class Usage:
         )
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(msgspec.Struct, frozen=True):
     """The complete result of one model call."""
 
     content: list[ContentBlock]
@@ -121,28 +112,24 @@ class Response:
 # ---- stream events --------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TextDelta:
+class TextDelta(msgspec.Struct, frozen=True):
     text: str
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True)
-class ThinkingDelta:
+class ThinkingDelta(msgspec.Struct, frozen=True):
     text: str
     type: Literal["thinking_delta"] = "thinking_delta"
 
 
-@dataclass(frozen=True)
-class ToolCallReady:
+class ToolCallReady(msgspec.Struct, frozen=True):
     """A tool call whose arguments have been fully received."""
 
     call: ToolUseBlock
     type: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(frozen=True)
-class StreamDone:
+class StreamDone(msgspec.Struct, frozen=True):
     """Always the last event of a successful stream."""
 
     response: Response

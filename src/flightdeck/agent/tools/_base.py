@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
+
+import msgspec
 
 from flightdeck.agent.tools._sandbox import SandboxSettings
 
@@ -23,8 +24,7 @@ class ToolFailure(Exception):
     """A tool could not do what was asked; the message goes back to the model."""
 
 
-@dataclass(frozen=True)
-class ToolOutput:
+class ToolOutput(msgspec.Struct, frozen=True):
     output: str
     status: Literal["success", "error"] = "success"
     output_type: OutputType = "text"
@@ -33,15 +33,14 @@ class ToolOutput:
     media_type: str | None = None
 
 
-@dataclass
-class Workspace:
+class Workspace(msgspec.Struct):
     """The directory tools may touch, plus what this session has read (for Edit)."""
 
     root: Path
     # resolved path -> (mtime_ns, size) when the file was last read or written
-    seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    seen: dict[Path, tuple[int, int]] = msgspec.field(default_factory=dict)
     # how Bash (and ripgrep) are confined: `[agent.sandbox]`
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    sandbox: SandboxSettings = msgspec.field(default_factory=SandboxSettings)
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()

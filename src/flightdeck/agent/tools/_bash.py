@@ -14,9 +14,10 @@ import contextlib
 import os
 import signal
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+
+import msgspec
 
 from flightdeck.agent.tools._base import (
     Category,
@@ -46,8 +47,7 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
-@dataclass
-class _Launch:
+class _Launch(msgspec.Struct):
     argv: list[str]
     env: dict[str, str]
     proxy: EgressProxy | None = None

@@ -16,8 +16,9 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+import msgspec
 
 from flightdeck.agent.tools._base import ToolFailure
 
@@ -44,8 +45,7 @@ def check_path_arg(raw: str, name: str) -> None:
         raise ToolFailure(f"argument {name} has a name longer than {MAX_NAME_BYTES} bytes")
 
 
-@dataclass
-class Beneath:
+class Beneath(msgspec.Struct):
     """A resolved location: the open parent directory and the final name."""
 
     parent_fd: int

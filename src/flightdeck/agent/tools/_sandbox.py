@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 if TYPE_CHECKING:
     from flightdeck.guard import EgressProxy
@@ -70,8 +71,7 @@ class SandboxConfigError(ValueError):
     """`[agent.sandbox]` is malformed (reported as `config_error`)."""
 
 
-@dataclass(frozen=True)
-class SandboxSettings:
+class SandboxSettings(msgspec.Struct, frozen=True):
     mode: SandboxMode = "auto"
     # "allow", "deny", or the hosts reachable through the egress proxy
     network: Literal["allow", "deny"] | tuple[str, ...] = "allow"

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from flightdeck.agent.tools._base import ToolFailure
 
@@ -28,8 +29,7 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 MAX_GITIGNORE_BYTES = 1 << 20
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(msgspec.Struct, frozen=True):
     path: Path  # the real path, inside the workspace
     dir_fd: int  # open while the walk is at this entry
     name: str
