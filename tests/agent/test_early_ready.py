@@ -162,7 +162,7 @@ def test_a_stop_signal_right_after_ready_ends_the_session_cleanly(
         proc.communicate(timeout=10)
 
 
-def test_the_plain_path_needs_nothing_but_the_standard_library(tmp_path: Path) -> None:
+def test_the_plain_path_needs_neither_the_engine_nor_pydantic(tmp_path: Path) -> None:
     """Nor tomllib when there is no config file to read, nor platformdirs when
     FLIGHTDECK_HOME says where the user directories are."""
     code = (
