@@ -18,9 +18,9 @@ from flightdeck.agent._protocol import (
     COMMAND_TYPES,
     Command,
     ProtocolProblem,
-    _Wire,
     wire_type,
 )
+from flightdeck.agent._wire import _Wire
 
 _COMMANDS_BY_TYPE: dict[str, type[_Wire]] = {wire_type(m): m for m in COMMAND_TYPES}
 

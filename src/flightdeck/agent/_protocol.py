@@ -7,172 +7,59 @@ reply; docs/decisions.md). Exactly
 two functions touch the wire: `read_command` turns one line into a command or
 a `ProtocolProblem`, and `encode_event` turns an event into one line. A bad
 line never raises; it becomes a problem the session reports as an `error`
-event with code `protocol_error`.
+event with code `protocol_error`. The commands are declared in `_commands.py`
+and the models' base in `_wire.py`; this module declares the events and
+re-exports the rest, so the agent reads the whole wire from here.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import msgspec
-from msgspec import Meta, field
+from msgspec import field
 
-from flightdeck.agent._limits import MAX_FILES, MAX_ID_CHARS, MAX_PATH_CHARS
+# Commands and the shared base live in modules of their own; the rest of the
+# agent reads the whole wire from this one.
+from flightdeck.agent._commands import (
+    COMMAND_TYPES,
+    AddMcpServerCommand,
+    Command,
+    ImageInput,
+    InitHistoryCommand,
+    MessageCommand,
+    PingCommand,
+    SetConfigCommand,
+    SetModeCommand,
+    StopCommand,
+    ToolApproveCommand,
+    ToolDenyCommand,
+)
 from flightdeck.agent._lines import ProtocolProblem as ProtocolProblem
 from flightdeck.agent._ready_line import PROTOCOL_VERSION as PROTOCOL_VERSION
 from flightdeck.agent._ready_line import dumps as _dumps
 from flightdeck.agent._ready_line import escape_breaks
+from flightdeck.agent._wire import MODES, Category, ErrorCode, Mode, _Wire
 
-Category = Literal["info", "edit", "exec", "mcp"]
-Mode = Literal["default", "auto_edit", "yolo"]
-MODES: tuple[Mode, ...] = ("default", "auto_edit", "yolo")
-ErrorCode = Literal[
-    "provider_error",
-    "tool_error",
-    "config_error",
-    "protocol_error",
-    "internal_error",
-    # The conversation cannot be made to fit the model's context window
-    # (agent part 2; see docs/agent-extensions.md).
-    "context_overflow",
+__all__ = [  # what is re-exported; the events below are this module's own
+    "COMMAND_TYPES",
+    "MODES",
+    "AddMcpServerCommand",
+    "Category",
+    "Command",
+    "ErrorCode",
+    "ImageInput",
+    "InitHistoryCommand",
+    "MessageCommand",
+    "Mode",
+    "PingCommand",
+    "ProtocolProblem",
+    "SetConfigCommand",
+    "SetModeCommand",
+    "StopCommand",
+    "ToolApproveCommand",
+    "ToolDenyCommand",
 ]
-
-
-class _Wire(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    # Every model repeats frozen (for mypy) and kw_only (msgspec does not
-    # inherit it): its fields keep their declaration order (the wire's key
-    # order) even where a required field follows one with a default.
-    # Constraints (`Meta`) are checked when a line is decoded (`read_command`,
-    # `decode_event`), not when the agent builds a model from its own values.
-    pass
-
-
-# ---- commands (stdin) -------------------------------------------------------
-
-
-Id = Annotated[str, Meta(max_length=MAX_ID_CHARS)]
-Name = Annotated[str, Meta(max_length=MAX_ID_CHARS)]
-Files = Annotated[list[Annotated[str, Meta(max_length=MAX_PATH_CHARS)]], Meta(max_length=MAX_FILES)]
-
-
-class MessageCommand(_Wire, frozen=True, kw_only=True):
-    """The user's text is `input` (the spec) or `content` (aionrs and AionUi);
-    both may be sent only when they are equal."""
-
-    type: Literal["message"] = "message"
-    msg_id: Id
-    input: str | None = None
-    content: str | None = None
-    files: Files = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        # Runs after the fields are valid; `_decode` reports its ValueError as
-        # the whole message (no field name), as it names its fields itself.
-        problem = text_problem(self.input, self.content)
-        if problem is not None:
-            raise ValueError(problem)
-
-    @property
-    def text(self) -> str:
-        return self.input if self.input is not None else (self.content or "")
-
-
-def text_problem(input: str | None, content: str | None) -> str | None:
-    """Why a message's `input` and `content` do not give one text, if they do not."""
-    if input is None and content is None:
-        return "missing field input (or content)"
-    if input is not None and content is not None and input != content:
-        return "input and content differ; send one of them"
-    return None
-
-
-class StopCommand(_Wire, frozen=True, kw_only=True):
-    type: Literal["stop"] = "stop"
-
-
-class ToolApproveCommand(_Wire, frozen=True, kw_only=True):
-    type: Literal["tool_approve"] = "tool_approve"
-    call_id: Id
-    scope: Literal["once", "always"] = "once"
-    # An extension: the values a host's user gave for an MCP elicitation
-    # (docs/agent-extensions.md); ignored for a tool call.
-    content: dict[str, Any] | None = None
-
-
-class ToolDenyCommand(_Wire, frozen=True, kw_only=True):
-    type: Literal["tool_deny"] = "tool_deny"
-    call_id: Id
-    reason: str = "User denied"
-
-
-class InitHistoryCommand(_Wire, frozen=True, kw_only=True):
-    type: Literal["init_history"] = "init_history"
-    text: str
-
-
-class SetModeCommand(_Wire, frozen=True, kw_only=True):
-    type: Literal["set_mode"] = "set_mode"
-    mode: Mode
-
-
-# ---- aionrs's extensions (crates/aion-protocol/src/commands.rs) -------------
-
-
-class PingCommand(_Wire, frozen=True, kw_only=True):
-    type: Literal["ping"] = "ping"
-
-
-ImageInput = Literal["supported", "unsupported", "unknown"]
-
-
-class SetConfigCommand(_Wire, frozen=True, kw_only=True):
-    """Every field is optional; null is the same as absent. Applied from the
-    next turn (at once when no turn runs)."""
-
-    type: Literal["set_config"] = "set_config"
-    model: Name | None = None
-    image_input: ImageInput | None = None
-    thinking: Literal["enabled", "disabled"] | None = None
-    # `_decode` first turns what pydantic's lax integers took (true, 5.0, "5")
-    # into an int, so the lines accepted before msgspec still are.
-    thinking_budget: Annotated[int, Meta(ge=0)] | None = None
-    effort: Name | None = None
-    compaction: Literal["off", "safe", "full"] | None = None
-
-
-class AddMcpServerCommand(_Wire, frozen=True, kw_only=True):
-    type: Literal["add_mcp_server"] = "add_mcp_server"
-    name: Name
-    transport: Literal["stdio", "http", "streamable_http", "sse"]
-    command: str | None = None
-    args: list[str] | None = None
-    env: dict[str, str] | None = None
-    url: str | None = None
-    headers: dict[str, str] | None = None
-
-
-Command = (
-    MessageCommand
-    | StopCommand
-    | ToolApproveCommand
-    | ToolDenyCommand
-    | InitHistoryCommand
-    | SetModeCommand
-    | PingCommand
-    | SetConfigCommand
-    | AddMcpServerCommand
-)
-COMMAND_TYPES: tuple[type[_Wire], ...] = (
-    MessageCommand,
-    StopCommand,
-    ToolApproveCommand,
-    ToolDenyCommand,
-    InitHistoryCommand,
-    SetModeCommand,
-    PingCommand,
-    SetConfigCommand,
-    AddMcpServerCommand,
-)
 
 # ---- events (stdout) ----------------------------------------------------------
 
