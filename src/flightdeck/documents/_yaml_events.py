@@ -11,7 +11,8 @@ handled inline, with the open collection held in a local, so each costs no
 method call. Anything else, and every failure, goes to the general path in
 `_yaml_general`, which reads and writes the same state; the inline code
 decides nothing that path would decide differently (tests/documents/
-test_yaml_differential.py checks both against the builder before the split).
+test_yaml_differential.py checks this loop against one that sends every
+event down the general path).
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ class Builder(GeneralPath):
         )
         mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
         frame: Frame | None = None  # the open collection: stack[-1], or None at the root
-        documents = 0
         while True:
             event = get_event()
             cls = event.__class__
@@ -103,24 +103,23 @@ class Builder(GeneralPath):
                     container.append(value)
                 frame.size += 1
             elif cls is mapping_end or cls is sequence_end:
-                done = stack.pop()
+                if len(stack) < 2 or stack[-2].merging:  # the root, or a `<<` value
+                    self.end()
+                    frame = stack[-1] if stack else None
+                    continue
+                done = stack.pop()  # `end`, with the common case of `attach` inline
                 value = done.container
                 if done.anchor is not None:
                     self.anchors[done.anchor] = Anchor(value, None, done.size, done.height)
-                if stack:
-                    frame = stack[-1]
-                    frame.size += done.size
-                    if not frame.merging:  # the common case of `attach`, inline
-                        if frame.height <= done.height:
-                            frame.height = done.height + 1
-                        if frame.is_map:
-                            frame.container[frame.key] = value
-                            frame.key = None
-                        else:
-                            frame.container.append(value)
-                        continue
-                self.attach(done.event, value, done.pointer, done.height)
-                frame = stack[-1] if stack else None
+                frame = stack[-1]
+                frame.size += done.size
+                if frame.height <= done.height:
+                    frame.height = done.height + 1
+                if frame.is_map:
+                    frame.container[frame.key] = value
+                    frame.key = None
+                else:
+                    frame.container.append(value)
             elif cls is mapping_start or cls is sequence_start:
                 if frame is not None and event.tag is None and len(stack) < max_depth:
                     if not frame.is_map:
@@ -141,14 +140,6 @@ class Builder(GeneralPath):
             elif cls is ev.AliasEvent:
                 self.alias(event)
             elif cls is ev.DocumentStartEvent:
-                documents += 1
-                if documents > 1:
-                    self.fail(
-                        "yaml.syntax",
-                        "expected a single document in the frontmatter",
-                        event,
-                        "",
-                        hint="remove the second document ('...' or '---' inside the block)",
-                    )
+                self.start_document(event)
             elif cls is ev.StreamEndEvent:
                 return self.root

@@ -43,6 +43,7 @@ class GeneralPath:
         self.anchors: dict[str, Anchor] = {}
         self.expanded = 0
         self.root: Any = None
+        self.documents = 0
 
     # -- positions and failures -------------------------------------------------
 
@@ -210,6 +211,27 @@ class GeneralPath:
         if merging:  # a `<<` value that is not an alias: a bad merge is located here
             frame.event = event
         self.stack.append(frame)
+
+    def end(self) -> None:
+        """A collection's end: its anchor defined, its size added to the open
+        collection's, and its value attached."""
+        done = self.stack.pop()
+        if done.anchor is not None:
+            self.anchors[done.anchor] = Anchor(done.container, None, done.size, done.height)
+        if self.stack:
+            self.stack[-1].size += done.size
+        self.attach(done.event, done.container, done.pointer, done.height)
+
+    def start_document(self, event: Any) -> None:
+        self.documents += 1
+        if self.documents > 1:
+            self.fail(
+                "yaml.syntax",
+                "expected a single document in the frontmatter",
+                event,
+                "",
+                hint="remove the second document ('...' or '---' inside the block)",
+            )
 
     def define(self, event: Any, value: Any, text: str) -> None:
         self.anchors[event.anchor] = Anchor(value, text, 1, 0)
