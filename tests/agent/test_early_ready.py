@@ -162,6 +162,22 @@ def test_a_stop_signal_right_after_ready_ends_the_session_cleanly(
         proc.communicate(timeout=10)
 
 
+def _probe_line(code: str, tmp_path: Path) -> str:
+    """Run `code` (a probe that patches the agent, then starts a plain
+    `agent --json-stream`) and return the first line it printed to stderr,
+    once `ready` was written."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        cwd=tmp_path,
+        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path), **KEY},
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.startswith(b'{"type":"ready"')
+    return done.stderr.decode().splitlines()[0]
+
+
 def test_the_plain_path_needs_neither_the_engine_nor_pydantic(tmp_path: Path) -> None:
     """Nor tomllib when there is no config file to read, nor platformdirs when
     FLIGHTDECK_HOME says where the user directories are."""
@@ -178,16 +194,7 @@ def test_the_plain_path_needs_neither_the_engine_nor_pydantic(tmp_path: Path) ->
         "from flightdeck.cli import main\n"
         "main(['agent', '--json-stream'])\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        cwd=tmp_path,
-        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path), **KEY},
-        timeout=60,
-        check=False,
-    )
-    assert done.stdout.startswith(b'{"type":"ready"')
-    assert done.stderr.decode().splitlines()[0] == "[]"
+    assert _probe_line(code, tmp_path) == "[]"
 
 
 def test_only_a_plain_start_is_prepared_early(tmp_path: Path) -> None:
@@ -229,13 +236,4 @@ def test_the_provider_client_is_prepared_beside_the_engine_import(tmp_path: Path
         "from flightdeck.cli import main\n"
         "main(['agent', '--json-stream'])\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        cwd=tmp_path,
-        env={**os.environ, "FLIGHTDECK_HOME": str(tmp_path), **KEY},
-        timeout=60,
-        check=False,
-    )
-    assert done.stdout.startswith(b'{"type":"ready"')
-    assert done.stderr.decode().splitlines()[0] == "True False"
+    assert _probe_line(code, tmp_path) == "True False"

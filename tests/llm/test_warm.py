@@ -104,6 +104,15 @@ def test_a_closed_provider_is_not_given_a_client_by_a_late_warm_up() -> None:
     assert built == []
 
 
+def _probe_lines(code: str) -> list[str]:
+    """The first two lines `code` prints, run in a fresh interpreter (where
+    nothing has imported httpx2 or the SDK yet)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return out.stdout.split("\n")[:2]
+
+
 _EXPRESS_PROBE = """
 import sys
 from flightdeck.llm import create_provider, sdk_modules, warm
@@ -117,14 +126,7 @@ print("anthropic" in sys.modules, "httpx2" in sys.modules, provider._express._cl
 
 
 def test_warm_builds_the_express_client_and_never_imports_the_sdk() -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", _EXPRESS_PROBE],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    assert out.stdout.split("\n")[:2] == ["('httpx2', 'httpcore2')", "False True True"]
+    assert _probe_lines(_EXPRESS_PROBE) == ["('httpx2', 'httpcore2')", "False True True"]
 
 
 def test_warm_builds_the_sdk_client_once_the_sdk_serves_the_provider(
@@ -162,11 +164,4 @@ def test_imports_first_returns_once_the_express_modules_are_imported() -> None:
     """The caller goes on only when httpx2 and httpcore2 are fully imported,
     so what is left in the thread (the client and its TLS context) overlaps
     the caller's next work instead of sharing the GIL with it to the end."""
-    out = subprocess.run(
-        [sys.executable, "-c", _IMPORTS_FIRST_PROBE],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    assert out.stdout.split("\n")[:2] == ["True True", "True"]
+    assert _probe_lines(_IMPORTS_FIRST_PROBE) == ["True True", "True"]
