@@ -387,3 +387,46 @@ def test_freeze_owns_the_code_pins_binding_in_metadata(tmp_path: Path, keys: Key
     bare = freeze_plan(_write(tmp_path, data), signing_key=keys.private_path)
     frozen = load_document(bare.stored.path / "SKILL.md", kind=DocumentKind.SKILL).document
     assert frozen is not None and "metadata" not in frozen.data
+
+
+def _with_integer(value: int) -> dict[str, Any]:
+    data = example_data()
+    default = {"ok": 1, "big": value}
+    data["aileron"]["inputs"].append(
+        {"name": "opts", "type": "object", "resolution": {"rule": "literal", "default": default}}
+    )
+    return data
+
+
+@pytest.mark.parametrize("value", [2**53 - 1, -(2**53) + 1])
+def test_integers_within_ijson_range_freeze_and_verify(
+    tmp_path: Path, keys: KeyPair, value: int
+) -> None:
+    """docs/canonical-bytes.md: integers within +-(2^53 - 1) are canonical."""
+    source = tmp_path / "big.md"
+    source.write_text(_yaml_text(_with_integer(value)))
+    outcome = freeze_plan(source, signing_key=keys.private_path)
+    verify_plan(outcome.stored.skill_path)
+    document = parse_document(outcome.stored.skill_path.read_text()).document
+    assert document is not None
+    assert document.data["aileron"]["inputs"][-1]["resolution"]["default"]["big"] == value
+
+
+@pytest.mark.parametrize("value", [2**53, -(2**53), 2**60])
+def test_integers_from_2_53_on_are_refused_where_they_are(
+    tmp_path: Path, keys: KeyPair, value: int
+) -> None:
+    """docs/canonical-bytes.md: 2^53 and beyond are refused (I-JSON), with the
+    value's place in the file, and nothing is stored."""
+    source = tmp_path / "big.md"
+    text = _yaml_text(_with_integer(value))
+    source.write_text(text)
+    with pytest.raises(FlightPlanError) as caught:
+        freeze_plan(source, signing_key=keys.private_path)
+    assert caught.value.code == "freeze.not_canonicalizable"
+    assert "/aileron/inputs/3/resolution/default/big" in caught.value.message
+    lines = text.splitlines()
+    line = next(n for n, x in enumerate(lines, 1) if '"big"' in x)
+    column = lines[line - 1].index('"big"') + 1
+    assert caught.value.where == f"{source}:{line}:{column}"
+    assert SkillStore().list() == []

@@ -62,12 +62,67 @@ def test_a_decision_without_the_csrf_token_changes_nothing(site: Site, csrf: str
     assert [r for r in site.audit() if r.kind == "ui.approval"] == []
 
 
-def test_a_cross_origin_decision_is_refused(site: Site) -> None:
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        # Another program on this machine: the host name is allowed, the
+        # origin (scheme, host, port) is not this server's.
+        "http://127.0.0.1:8766",
+        "http://localhost:8765",
+        "http://127.0.0.1",
+        "https://127.0.0.1:8765",
+        "null",
+        "http://127.0.0.1:8765/runs",
+    ],
+)
+def test_a_cross_origin_decision_is_refused(site: Site, origin: str) -> None:
+    """With the right cookie and CSRF token, a write from any other origin
+    is refused (docs/errors.md: 403 for another origin) and changes nothing."""
     site.login()
     form = {"decision": "approve", "csrf": site.config.secrets.csrf}
-    response = site.client.post(DECIDE, data=form, headers={"Origin": "http://evil.example"})
-    assert response.status_code == 403
+    response = site.client.post(
+        DECIDE, data=form, headers={"Origin": origin}, follow_redirects=False
+    )
+    assert response.status_code == 403 and "ui.csrf" in response.text
     assert not site.resumed.exists()
+    assert [r for r in site.audit() if r.kind == "ui.approval"] == []
+
+
+@pytest.mark.parametrize(
+    ("host", "origin"),
+    [("127.0.0.1:8765", "http://127.0.0.1:8765"), ("[::1]:8765", "http://[::1]:8765")],
+)
+def test_a_same_origin_decision_is_accepted(site: Site, host: str, origin: str) -> None:
+    site.login()
+    form = {"decision": "approve", "csrf": site.config.secrets.csrf}
+    response = site.client.post(
+        DECIDE, data=form, headers={"Host": host, "Origin": origin}, follow_redirects=False
+    )
+    assert response.status_code == 303, response.text
+    site.client.app.state.pages.steering.wait(30)  # type: ignore[attr-defined]
+    assert site.resumed.exists()
+
+
+def test_every_response_carries_the_security_headers(site: Site) -> None:
+    for response in (site.client.get("/runs"), site.client.get("/runs?token=wrong")):
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["x-frame-options"] == "DENY"
+        assert response.headers["referrer-policy"] == "no-referrer"
+        assert "default-src 'self'" in response.headers["content-security-policy"]
+
+
+def test_a_paused_run_shows_no_end_time(site: Site) -> None:
+    """A run paused for approval has not finished: no "finished" time and no
+    duration, on its page or in the list (the journal records when it paused)."""
+    site.login()
+    page = site.client.get(f"/runs/{PAUSED}")
+    assert page.status_code == 200
+    assert "finished" not in page.text.split('id="run-status"', 1)[1].split("</p>", 1)[0]
+    row = site.client.get("/runs").text.split(PAUSED, 2)[-1].split("</tr>", 1)[0]
+    assert " s</td>" not in row
+    done = site.client.get(f"/runs/{DONE}").text
+    assert "finished 20" in done
 
 
 def test_a_foreign_host_header_is_refused(site: Site) -> None:
@@ -263,3 +318,32 @@ def test_two_decisions_at_once_start_one_resume(site: Site) -> None:
     steering.wait(30)
     assert sorted(map(str, results))[0] == "ui.resume_running", results
     assert len([r for r in site.audit() if r.kind == "ui.approval"]) == 1
+
+
+class _Announced(Exception):
+    pass
+
+
+def test_the_url_is_printed_only_once_the_server_listens(tmp_path: Path) -> None:
+    """Whoever opens the printed URL at once is served, never refused: the
+    socket listens before the line is written."""
+    import socket
+
+    from flightdeck.ui import serve
+
+    reached: list[str] = []
+
+    def announce(line: str) -> None:
+        if "token=" not in line:
+            return
+        port = int(line.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5):
+                reached.append("connected")
+        except ConnectionRefusedError:
+            reached.append("refused")
+        raise _Announced
+
+    with pytest.raises(_Announced):
+        serve(UiConfig(data=tmp_path), 0, open_browser=False, announce=announce)
+    assert reached == ["connected"]

@@ -18,7 +18,7 @@ nothing recurses. In one pass this gives:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -26,6 +26,9 @@ from flightdeck.documents._diagnostics import Diagnostic
 from flightdeck.documents._document import SourceMap
 from flightdeck.documents._yaml_events import Builder
 from flightdeck.documents._yaml_state import HARD_MAX_DEPTH, YamlError, YamlLimits, too_deep_hint
+
+if TYPE_CHECKING:
+    from flightdeck.documents._yaml_surrogates import Shifts
 
 _CParser: Any
 try:  # libyaml's C parser; PyYAML does not re-export it at the top level
@@ -64,6 +67,13 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
     except yaml.MarkedYAMLError as exc:
         if "maximum nesting depth" in (exc.problem or ""):
             raise YamlError(_too_deep_ahead(exc, builder, line_offset)) from None
+        if exc.problem == "found invalid Unicode character escape code":
+            # Imported here: only a document libyaml refused pays for it.
+            from flightdeck.documents import _yaml_surrogates as _surrogates
+
+            combined = _surrogates.combine_pairs(text)
+            if combined is not None:
+                return _compose_combined(*combined, line_offset=line_offset, limits=limits)
         raise YamlError(_syntax_diagnostic(exc, line_offset, text)) from None
     except yaml.reader.ReaderError as exc:
         before = text[: exc.position]
@@ -82,6 +92,18 @@ def compose(text: str, *, line_offset: int, limits: YamlLimits) -> tuple[Any, So
         if parser is not None:
             parser.dispose()
     return data, SourceMap(builder.values, builder.keys)
+
+
+def _compose_combined(
+    text: str, shifts: Shifts, *, line_offset: int, limits: YamlLimits
+) -> tuple[Any, SourceMap]:
+    """`compose` of a text whose surrogate pairs were combined, with every
+    position (and a later error's) moved back to the file's columns."""
+    try:
+        data, source = compose(text, line_offset=line_offset, limits=limits)
+    except YamlError as exc:
+        raise YamlError(shifts.diagnostic(exc.diagnostic, line_offset)) from None
+    return data, shifts.source_map(source, line_offset)
 
 
 def _too_deep_ahead(exc: yaml.MarkedYAMLError, builder: Builder, line_offset: int) -> Diagnostic:

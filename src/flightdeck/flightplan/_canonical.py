@@ -77,6 +77,24 @@ def _json_is_jcs(value: object) -> bool:
     return True
 
 
+def unsafe_integer(value: object) -> str | None:
+    """The JSON pointer of the first integer JCS cannot encode (outside
+    I-JSON's +-(2**53 - 1), RFC 7493 section 2.2: 2**53 itself is refused,
+    since 2**53 + 1 reads back as it), or None."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        pointer, node = stack.pop()
+        if isinstance(node, dict):
+            for key in reversed(list(node)):
+                escaped = str(key).replace("~", "~0").replace("/", "~1")
+                stack.append((f"{pointer}/{escaped}", node[key]))
+        elif isinstance(node, list):
+            stack.extend((f"{pointer}/{i}", item) for i, item in reversed(list(enumerate(node))))
+        elif type(node) is int and not -_SAFE_INT <= node <= _SAFE_INT:
+            return pointer
+    return None
+
+
 def jcs(value: object) -> bytes:
     # rfc8785 is a pure-Python walk writing node by node; the stdlib encoder
     # gives the same bytes for plain data several times faster (a frozen

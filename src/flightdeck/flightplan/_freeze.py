@@ -21,6 +21,7 @@ from flightdeck.flightplan._canonical import (
     canonical_bytes,
     jcs,
     sha256_tag,
+    unsafe_integer,
 )
 from flightdeck.flightplan._catalog import catalog, parse_tool_ref, resolve_version
 from flightdeck.flightplan._emit import check_round_trip, emit_skill
@@ -159,7 +160,17 @@ def freeze_loaded(
     try:
         message = canonical_bytes(data, body)
     except CanonicalError as exc:
-        raise FlightPlanError("freeze.not_canonicalizable", str(exc)) from None
+        pointer = unsafe_integer(data)
+        if pointer is None:
+            raise FlightPlanError("freeze.not_canonicalizable", str(exc)) from None
+        position = load.document.source_map.position(pointer)
+        raise FlightPlanError(
+            "freeze.not_canonicalizable",
+            f"the integer at {pointer} is outside +-(2^53 - 1), which canonical JSON"
+            " (RFC 8785, I-JSON numbers) cannot hold exactly",
+            where=f"{load.path}:{position[0]}:{position[1]}" if position else str(load.path),
+            hint="write it as a string, or as a smaller number",
+        ) from None
     digest = sha256_tag(message)
     data["aileron"]["lock"]["contentHash"] = digest
     text = emit_skill(data, body)

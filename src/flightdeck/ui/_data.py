@@ -91,7 +91,29 @@ _RUN_COLUMNS = (
 )
 
 
+# A run or step in one of these states has not finished, whatever the journal wrote
+# in `finished_at` (a run paused for approval records when it paused there).
+OPEN_STATUSES = frozenset({"running", "pending-approval"})
+
+
+def _step(row: tuple[Any, ...]) -> dict[str, Any]:
+    finished = None if row[2] in OPEN_STATUSES else row[4]
+    return {
+        "id": row[0],
+        "kind": row[1],
+        "status": row[2],
+        "started_at": row[3],
+        "finished_at": finished,
+        "attempts": row[5],
+        "result": _loads(row[6]),
+        "error": _loads(row[7]),
+        "approval": row[8],
+        "duration_ms": duration_ms(row[3], finished),
+    }
+
+
 def _run(row: tuple[Any, ...]) -> dict[str, Any]:
+    finished = None if row[4] in OPEN_STATUSES else row[6]
     return {
         "run_id": row[0],
         "plan": row[1],
@@ -99,12 +121,12 @@ def _run(row: tuple[Any, ...]) -> dict[str, Any]:
         "content_hash": row[3],
         "status": row[4],
         "started_at": row[5],
-        "finished_at": row[6],
+        "finished_at": finished,
         "launch_time": row[7],
         "inputs": _loads(row[8]),
         "options": _loads(row[9]),
         "error": _loads(row[10]),
-        "duration_ms": duration_ms(row[5], row[6]),
+        "duration_ms": duration_ms(row[5], finished),
     }
 
 
@@ -161,18 +183,7 @@ class Reader:
                 return None
             run = _run(row)
             run["steps"] = [
-                {
-                    "id": r[0],
-                    "kind": r[1],
-                    "status": r[2],
-                    "started_at": r[3],
-                    "finished_at": r[4],
-                    "attempts": r[5],
-                    "result": _loads(r[6]),
-                    "error": _loads(r[7]),
-                    "approval": r[8],
-                    "duration_ms": duration_ms(r[3], r[4]),
-                }
+                _step(r)
                 for r in conn.execute(
                     "SELECT step_id, kind, status, started_at, finished_at, attempts, result,"
                     " error, approval FROM steps WHERE run_id = ? ORDER BY rowid",

@@ -10,7 +10,10 @@
   127.0.0.1 (DNS rebinding) sends its own name and is refused.
 - A write (`POST`) also needs the form's CSRF token, a second per-start
   secret only the pages themselves carry, and, when the browser sends one,
-  an `Origin` naming this server.
+  an `Origin` that is this server's own origin: scheme, host and port, as
+  the browser compares them. A page served by another program on the same
+  machine (`http://127.0.0.1:<another port>`) is another origin, even
+  though its host name is allowed.
 - Every response forbids framing (clickjacking), loads code and styles only
   from this server, and sends no Referer (the first URL holds the token).
 """
@@ -52,9 +55,34 @@ class Secrets:
 
 def host_name(header: str) -> str:
     """`[::1]:8000` -> `::1`, `localhost:8000` -> `localhost`."""
+    return split_host(header)[0]
+
+
+def split_host(header: str) -> tuple[str, str | None]:
+    """`[::1]:8000` -> (`::1`, `8000`), `localhost` -> (`localhost`, None)."""
     if header.startswith("["):
-        return header[1 : header.find("]")] if "]" in header else header
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+        if "]" not in header:
+            return header, None
+        end = header.find("]")
+        rest = header[end + 1 :]
+        return header[1:end], rest[1:] if rest.startswith(":") else None
+    if header.count(":") == 1:
+        name, port = header.rsplit(":", 1)
+        return name, port
+    return header, None
+
+
+def same_origin(origin: str, host: str) -> bool:
+    """Whether an `Origin` header names the origin the request was sent to
+    (the page's own `Host`, which the host check has already judged): scheme
+    http, the same host name and the same port (80 when none is written).
+    The literal `null` (a sandboxed frame, a file: page) is no origin."""
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme.lower() != "http" or "/" in rest:
+        return False
+    name, port = split_host(rest)
+    own_name, own_port = split_host(host)
+    return name.lower() == own_name.lower() and (port or "80") == (own_port or "80")
 
 
 class Guard:
@@ -112,6 +140,6 @@ class Guard:
             )
         if request.method not in ("GET", "HEAD"):
             origin = request.headers.get("origin")
-            if origin is not None and host_name(URL(origin).netloc) not in self.hosts:
+            if origin is not None and not same_origin(origin, request.headers.get("host", "")):
                 return PlainTextResponse("refused: cross-origin write [ui.csrf]", 403)
         return None

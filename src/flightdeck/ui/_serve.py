@@ -37,22 +37,26 @@ def serve(
     import uvicorn
 
     sock = _bind(config.bound, port)
-    bound_port = sock.getsockname()[1]
-    shown = f"[{config.bound}]" if ":" in config.bound else config.bound
-    url = f"http://{shown}:{bound_port}/runs?token={config.secrets.token}"
-    app = create_app(config)
-    announce(f"flightdeck ui: {url}")
-    announce("  (the token in this URL is the key to the page; Ctrl-C stops the server)")
-    if open_browser:
-        webbrowser.open(url)
-    server = uvicorn.Server(
-        # Open event streams would hold a graceful shutdown for minutes.
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=2,
+    with sock:
+        # Listen before the URL is printed: a browser or script that opens it at
+        # once is queued by the kernel until uvicorn accepts, never refused.
+        sock.listen(socket.SOMAXCONN)
+        bound_port = sock.getsockname()[1]
+        shown = f"[{config.bound}]" if ":" in config.bound else config.bound
+        url = f"http://{shown}:{bound_port}/runs?token={config.secrets.token}"
+        app = create_app(config)
+        announce(f"flightdeck ui: {url}")
+        announce("  (the token in this URL is the key to the page; Ctrl-C stops the server)")
+        if open_browser:
+            webbrowser.open(url)
+        server = uvicorn.Server(
+            # Open event streams would hold a graceful shutdown for minutes.
+            uvicorn.Config(
+                app,
+                log_level="warning",
+                access_log=False,
+                lifespan="off",
+                timeout_graceful_shutdown=2,
+            )
         )
-    )
-    server.run(sockets=[sock])
+        server.run(sockets=[sock])
