@@ -16,7 +16,7 @@ import pytest
 
 from flightdeck.config import config_dir
 from tests.agent._process import FLIGHTDECK
-from tests.agent_ext._common import anthropic, make_ws, msg, of_type, stdio_server_toml
+from tests.agent_ext._common import SERVERS, anthropic, make_ws, msg, of_type, stdio_server_toml
 from tests.agent_ext._manifest_ws import MODULE, manifest_workspace
 from tests.agent_ext.test_terminal_pty import Terminal
 from tests.fakes import FakeLLMServer, Turn
@@ -179,3 +179,31 @@ def test_the_terminal_chat_asks_before_starting_anything(
         assert term.wait() == 0
     finally:
         term.close()
+
+
+def test_add_mcp_server_uses_the_users_connect_timeout(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    """A host's server that never answers `initialize` is given up on after
+    the user's `[mcp] connect_timeout` (1.5 s here), not the 10 s default."""
+    config_dir().mkdir(parents=True, exist_ok=True)
+    (config_dir() / "config.toml").write_text("[mcp]\nconnect_timeout = 1.5\n")
+    ws = make_ws(tmp_path / "ws", trusted=False)
+    log = tmp_path / "hung.log"
+    with anthropic(server, ws) as agent:
+        agent.next()  # ready
+        agent.send(
+            {
+                "type": "add_mcp_server",
+                "name": "hung",
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": [str(SERVERS / "hung_server.py"), str(log)],
+                "env": {},
+            }
+        )
+        info = agent.next(timeout=60)
+    assert info["type"] == "info", info
+    assert info["message"] == (
+        "MCP server hung unavailable: no answer within 1.5 s ([mcp] connect_timeout)"
+    )
