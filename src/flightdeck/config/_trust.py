@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from flightdeck.config._files import ConfigError, _read
 from flightdeck.config._paths import config_dir
@@ -33,8 +34,7 @@ FLAG = "--trust-workspace"
 UNTRUSTED = "workspace.untrusted"
 
 
-@dataclass(frozen=True)
-class Trust:
+class Trust(msgspec.Struct, frozen=True):
     """The decision for one workspace: `by` says who trusted it ("" when
     no one did); `problem` is a user config that could not be read."""
 
