@@ -90,6 +90,7 @@ class McpConnection:
         # bounds a re-listing a finished call waits for, as it bounds the first
         self.connect_timeout = DEFAULT_CONNECT_TIMEOUT
         self.resources = False  # the server advertises `resources`
+        self.protocol_version: str | None = None  # the MCP revision negotiated
         self.prompts: list[Prompt] = []  # listed at connect, again when they change
         self.on_prompts_changed: Callable[[McpConnection], None] | None = None
         self._prompt_listings: set[asyncio.Task[None]] = set()
@@ -198,6 +199,7 @@ class McpConnection:
             async with contextlib.AsyncExitStack() as stack:
                 client = await stack.enter_async_context(self._make_client(stack))
                 self._client = client
+                self.protocol_version = client.protocol_version
                 tools = await _list_tools(client)
                 caps = client.session.server_capabilities
                 self.resources = caps is not None and caps.resources is not None
