@@ -64,6 +64,7 @@ def test_an_untrusted_workspace_starts_no_server_and_imports_no_driver(
     assert not imported.exists(), "the workspace's driver code was imported"
     probe = ready["capabilities"]["mcp_servers"]["probe"]
     assert probe["connected"] is False and probe["error_code"] == "workspace.untrusted"
+    assert probe["error"] == "not started: the workspace is not trusted"
     [notice] = [e for e in of_type(events, "info") if "not trusted" in e["message"]]
     text = notice["message"]
     assert "workspace.untrusted" in text and f"flightdeck config trust {ws}" in text
