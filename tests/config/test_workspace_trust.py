@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,20 @@ def test_a_bad_user_config_trusts_nothing_and_says_why(text: str, tmp_path: Path
         set_trust(ws)
 
 
+def test_a_config_folder_that_is_a_file_trusts_nothing_and_is_not_written(
+    tmp_path: Path,
+) -> None:
+    ws = folder(tmp_path)
+    config_dir().parent.mkdir(parents=True, exist_ok=True)
+    config_dir().write_text("not a folder")
+    trust = decide_trust(ws)
+    assert not trust.trusted and trust.problem is not None
+    with pytest.raises(ConfigError) as caught:
+        set_trust(ws)
+    assert caught.value.code == "config.unreadable"
+    assert config_dir().read_text() == "not a folder"
+
+
 def test_set_trust_adds_once_removes_and_keeps_the_rest_of_the_file(tmp_path: Path) -> None:
     ws, other = folder(tmp_path), folder(tmp_path, "other")
     path = user_config("# my settings\n[agent]\nmodel = 'm'  # the usual\n")
@@ -145,3 +161,31 @@ def test_config_trust_command(fd_home: Path, tmp_path: Path) -> None:
     bad = run("config", "trust", str(ws), "--format", "json")
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["error"]["code"] == "config.invalid"
+
+
+def test_a_failed_write_is_a_coded_error_and_leaves_no_temporary_file(
+    fd_home: Path, tmp_path: Path
+) -> None:
+    """The disk refusing the write (here a file size limit of one byte, in a
+    process of its own) is `config.unreadable`; the old file stays as it was."""
+    ws = folder(tmp_path)
+    path = user_config("# mine\n")
+    script = (
+        "import resource, signal, sys\n"
+        "from pathlib import Path\n"
+        "from flightdeck.config import ConfigError, set_trust\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1, 1))\n"
+        "try:\n"
+        "    set_trust(Path(sys.argv[1]))\n"
+        "except ConfigError as exc:\n"
+        "    print(exc.code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ws)], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "config.unreadable", done.stderr
+    assert path.read_text() == "# mine\n"
+    assert sorted(p.name for p in path.parent.iterdir() if not p.name.endswith(".lock")) == [
+        "config.toml"
+    ]

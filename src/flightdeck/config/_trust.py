@@ -131,24 +131,19 @@ def set_trust(workspace: Path, trusted: bool = True) -> bool:
 
 
 def _replace(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path` and rename it over."""
+    """Write `text` to a temporary file beside `path` and rename it over,
+    keeping the file's mode (a new file is the user's alone)."""
     import tempfile
 
+    tmp = None
     try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600
-    except OSError as exc:
-        raise ConfigError(path, f"cannot write: {exc.strerror}", "config.unreadable") from None
-    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".toml")
-    except OSError as exc:
-        raise ConfigError(path, f"cannot write: {exc.strerror}", "config.unreadable") from None
-    try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise ConfigError(path, f"cannot write: {exc.strerror}", "config.unreadable") from None
