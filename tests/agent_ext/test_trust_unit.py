@@ -113,3 +113,28 @@ def test_an_unreadable_user_config_trusts_nothing_and_says_why(tmp_path: Path) -
     problems, _ = loaded(ws)
     assert not ran.exists()
     assert any("workspace trust not read" in p for p in problems)
+
+
+def test_servers_alone_or_drivers_alone_are_decided_the_same_way(tmp_path: Path) -> None:
+    servers_only = tmp_path / "servers"
+    servers_only.mkdir()
+    ran = tmp_path / "servers-ran"
+    (servers_only / "flightdeck.toml").write_text(probe_toml("probe", ran))
+    drivers_only = tmp_path / "drivers"
+    (drivers_only / ".drivers").mkdir(parents=True)
+    problems, statuses = loaded(drivers_only)
+    assert statuses == {}
+    [notice] = [p for p in problems if "is not trusted" in p]
+    assert ".drivers" in notice and "MCP server" not in notice
+    problems, statuses = loaded(servers_only)
+    assert not ran.exists() and statuses["probe"].code == "workspace.untrusted"
+    set_trust(servers_only)
+    problems, statuses = loaded(servers_only)
+    assert ran.exists() and not any("is not trusted" in p for p in problems)
+
+
+def test_a_workspace_file_that_does_not_read_asks_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "broken"
+    ws.mkdir()
+    (ws / "flightdeck.toml").write_text("[mcp.servers.x\n")
+    assert workspace_starts(AgentSettings(workspace=ws)) == []
