@@ -52,9 +52,15 @@ def stdio_server_toml(name: str = "notes") -> str:
     )
 
 
-def make_ws(root: Path, toml: str = "") -> Path:
+def make_ws(root: Path, toml: str = "", *, trusted: bool = True) -> Path:
+    """A workspace whose flightdeck.toml holds `toml`; `trusted`: the user's
+    config (this test's FLIGHTDECK_HOME) trusts it, so what it names starts."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "flightdeck.toml").write_text("[agent]\nretry_delay = 0.01\n" + toml)
+    if trusted:
+        from flightdeck.config import set_trust
+
+        set_trust(root)
     return root
 
 

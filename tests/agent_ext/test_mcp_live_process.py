@@ -90,6 +90,32 @@ def test_a_changed_tool_list_replaces_the_servers_tools_and_progress_is_shown(
     assert "mcp__live__vault" in after and "mcp__live__unlock" not in after
 
 
+def test_the_request_carrying_the_result_offers_the_changed_list(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    """The server says its tools changed during `unlock`: the very request
+    that carries `unlock`'s result offers `vault` and no longer `unlock`
+    (the re-listing is awaited before that request is built)."""
+    ws = make_ws(tmp_path / "ws", live_toml())
+    server.add(
+        Turn(tool_calls=[ToolCall("mcp__live__unlock", {}, id="u1")]),
+        Turn(tool_calls=[ToolCall("mcp__live__vault", {}, id="v1")]),
+        Turn(text="Opened."),
+    )
+    with anthropic(server, ws, "--auto-approve") as agent:
+        agent.next()  # ready
+        agent.send(msg("m1", "unlock and open"))
+        events = agent.until("stream_end")
+    results = {e["call_id"]: e for e in of_type(events, "tool_result")}
+    assert results["u1"]["output"] == "unlocked"
+    assert results["v1"]["status"] == "success", results["v1"]
+    assert results["v1"]["output"] == "vault opened"
+    carrying = server.requests[1]
+    assert carrying["messages"][-1]["content"][0]["tool_use_id"] == "u1"
+    assert "mcp__live__vault" in offered(carrying)
+    assert "mcp__live__unlock" not in offered(carrying)
+
+
 def test_an_elicitation_is_asked_as_a_tool_request(server: FakeLLMServer, tmp_path: Path) -> None:
     """Approved with content: the server gets `accept` and the values;
     denied: `decline`; both audited. `scope: "always"` on an elicitation

@@ -151,7 +151,7 @@ def test_server_that_never_answers_times_out(tmp_path: Path) -> None:
         manager = await connect_servers(config, tmp_path)
         assert not manager.available and manager.tools == []
         assert [(s.name, s.connected, s.error) for s in manager.statuses] == [
-            ("mute", False, "timed out")
+            ("mute", False, "no answer within 0.5 s ([mcp] connect_timeout)")
         ]
         await manager.close()
 

@@ -20,6 +20,7 @@ _OPTIONS = [
     "--base-url",
     "--system-prompt",
     "--auto-approve",
+    "--trust-workspace",
     "--workspace",
     "--session-id",
     "--resume",

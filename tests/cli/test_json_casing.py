@@ -144,6 +144,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     steps: list[tuple[str, list[str]]] = [
         ("config path", ["config", "path"]),
         ("config show", ["config", "show"]),
+        ("config trust", ["config", "trust", str(tmp)]),
         ("lock create", ["lock", "create", "--workspace", str(workspace)]),
         ("lock check", ["lock", "check", "--workspace", str(workspace)]),
         ("lock update", ["lock", "update", "--workspace", str(workspace)]),

@@ -10,6 +10,7 @@ here is imported, and no MCP SDK is loaded, unless the agent starts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,10 +24,11 @@ from flightdeck.agent.tools import Tool
 
 if TYPE_CHECKING:
     from flightdeck.agent._manifest_tools import ManifestTools
-    from flightdeck.agent.mcp import McpManager
+    from flightdeck.agent.mcp import McpConfig, McpManager, McpServerConfig
     from flightdeck.agent.mcp._auth import SignIn
     from flightdeck.agent.mcp._auth_callback import Callback
     from flightdeck.audit import AuditSink
+    from flightdeck.config import Trust
 
 
 class Extensions(msgspec.Struct):
@@ -73,28 +75,60 @@ async def load_extensions(
     run_id: str | None = None,
     audit: AuditSink | None = None,
     sign_in: SignIn | None = None,
+    workspace_layer: Mapping[str, Any] | None = None,
+    trust: Trust | None = None,
 ) -> Extensions:
-    """Connect the configured MCP servers (concurrently, each within the
-    timeout) while the workspace's manifest tools are discovered, and collect
-    every extension tool. Never raises for bad config or a broken manifest:
-    each problem is a line in `problems`. `sign_in` shows an MCP server's
-    OAuth sign-in URL to a person (none: such a server is a problem)."""
-    ext = Extensions()
-    manifests = None
-    if (settings.workspace / ".drivers").is_dir():  # else nothing is imported
-        manifests = asyncio.create_task(
-            asyncio.to_thread(_manifest_tools, settings.workspace, run_id, audit)
-        )
-    if "mcp" in config:  # the MCP modules (and later the SDK) only when configured
-        from flightdeck.agent.mcp import connect_servers, parse_mcp_config
+    """Connect the configured MCP servers (concurrently, under one deadline)
+    while the workspace's manifest tools are discovered, and collect every
+    extension tool. Never raises for bad config or a broken manifest: each
+    problem is a line in `problems`. `sign_in` shows an MCP server's OAuth
+    sign-in URL to a person (none: such a server is a problem).
 
-        mcp_config = parse_mcp_config(config)
+    What the workspace's own files name (`workspace_layer`'s MCP servers, the
+    `.drivers/` SDK drivers) starts only when `trust` (default: decided from
+    the user's config and `settings.trust_workspace`) says the workspace is
+    trusted; otherwise one problem names what was held back and how to trust."""
+    from flightdeck.config import decide_trust, trust_notice
+
+    ext = Extensions()
+    held: list[str] = []
+    workspace = settings.workspace
+    drivers = (workspace / ".drivers").is_dir()
+    mcp_config = None
+    if "mcp" in config:  # the MCP modules (and later the SDK) only when configured
+        from flightdeck.agent.mcp import parse_mcp_config
+
+        mcp_config = parse_mcp_config(config, workspace_layer)
         ext.problems.extend(mcp_config.problems)
-        if mcp_config.servers:
-            ext.mcp = await connect_servers(mcp_config, settings.workspace, sign_in)
-            ext.problems.extend(ext.mcp.problems())
-            for tool in ext.mcp.tools:
-                ext.add(tool, tool.source)
+    wanted = mcp_config is not None and any(s.origin == "workspace" for s in mcp_config.servers)
+    if trust is None and (drivers or wanted):
+        trust = decide_trust(workspace, host=settings.trust_workspace)
+    trusted = trust is not None and trust.trusted
+    if trust is not None and trust.problem:
+        ext.problems.append(trust.problem)
+    manifests = None
+    if drivers and trusted:  # else no workspace code is imported
+        manifests = asyncio.create_task(
+            asyncio.to_thread(_manifest_tools, workspace, run_id, audit)
+        )
+    elif drivers:
+        held.append(_drivers_line(workspace))
+    if mcp_config is not None and mcp_config.servers:
+        from flightdeck.agent.mcp import McpManager, connect_servers
+
+        servers = [s for s in mcp_config.servers if trusted or s.origin != "workspace"]
+        kept = [s for s in mcp_config.servers if s not in servers]
+        held += [_server_line(s) for s in kept]
+        ext.mcp = McpManager()
+        if servers:
+            started = dataclasses.replace(mcp_config, servers=tuple(servers))
+            ext.mcp = await connect_servers(started, workspace, sign_in)
+        ext.mcp.hold(kept)
+        ext.problems.extend(ext.mcp.problems())
+        for tool in ext.mcp.tools:
+            ext.add(tool, tool.source)
+    if held:
+        ext.problems.append(trust_notice(workspace, held))
     if manifests is None:
         return ext
     found = await manifests
@@ -107,6 +141,36 @@ async def load_extensions(
     return ext
 
 
+def _server_line(server: McpServerConfig) -> str:
+    return f"MCP server {server.name} ({server.where})"
+
+
+def _drivers_line(workspace: Path) -> str:
+    return f"the SDK drivers in {workspace / '.drivers'} (Python code)"
+
+
+def workspace_starts(settings: AgentSettings) -> list[str]:
+    """What the workspace's own files would start or import, one line each
+    (nothing when it is trusted): for a person asked whether to trust it."""
+    from flightdeck.config import ConfigError, decide_trust, load_config
+
+    if decide_trust(settings.workspace, host=settings.trust_workspace).trusted:
+        return []
+    lines = []
+    try:
+        loaded = load_config(settings.workspace)
+    except ConfigError:  # reported by the settings
+        loaded = None
+    if loaded is not None and "mcp" in loaded.project:
+        from flightdeck.agent.mcp import parse_mcp_config
+
+        servers = parse_mcp_config(loaded.data, loaded.project).servers
+        lines += [_server_line(s) for s in servers if s.origin == "workspace"]
+    if (settings.workspace / ".drivers").is_dir():
+        lines.append(_drivers_line(settings.workspace))
+    return lines
+
+
 def _manifest_tools(workspace: Path, run_id: str | None, audit: AuditSink | None) -> ManifestTools:
     from flightdeck.agent._manifest_tools import discover_manifest_tools
 
@@ -117,21 +181,27 @@ def _manifest_tools(workspace: Path, run_id: str | None, audit: AuditSink | None
     return discover_manifest_tools(workspace, audit=audit, run_id=run_id)
 
 
-async def attach_extensions(session: AgentSession) -> Extensions:
+async def attach_extensions(session: AgentSession, trust: Trust | None = None) -> Extensions:
     """Load the extensions for a session's workspace and add their tools to it
-    after `Spawn` (a built-in tool keeps its name)."""
-    from flightdeck.config import ConfigError, load_config
+    after `Spawn` (a built-in tool keeps its name). `trust`: a person's answer
+    (the terminal chat asks); default: the user's config and the host's flag."""
+    from flightdeck.config import Config, ConfigError, load_config
 
     try:
-        config: Mapping[str, Any] = load_config(session.settings.workspace).data
+        loaded = load_config(session.settings.workspace)
     except ConfigError as exc:  # already reported by the settings; keep going
-        config = {}
+        loaded = Config()
         problems = [str(exc)]
     else:
         problems = []
     run_id = session.session.id if session.session is not None else None
     ext = await load_extensions(
-        session.settings, config, run_id=run_id, sign_in=sign_in_through(session)
+        session.settings,
+        loaded.data,
+        run_id=run_id,
+        sign_in=sign_in_through(session),
+        workspace_layer=loaded.project,
+        trust=trust,
     )
     ext.problems[:0] = problems
     from flightdeck.agent._spawn import SpawnTool
@@ -170,7 +240,8 @@ async def list_tools(flags: Mapping[str, Any]) -> dict[str, Any]:
     settings = load_settings(flags, os.environ)
     from flightdeck.config import load_config
 
-    ext = await load_extensions(settings, load_config(settings.workspace).data)
+    loaded = load_config(settings.workspace)
+    ext = await load_extensions(settings, loaded.data, workspace_layer=loaded.project)
     try:
         rows = [_row(t, "builtin") for t in builtin_tools()]
         rows.append({"name": "Spawn", "category": "exec", "always_ask": False, "source": "builtin"})
@@ -202,34 +273,70 @@ async def add_mcp_server(session: AgentSession, command: p.AddMcpServerCommand) 
     """aionrs's `add_mcp_server`: connect one more server before the first
     message, offer its tools, and answer with `mcp_ready` (or an `info`
     naming the failure)."""
-    from flightdeck.agent.mcp import McpConfig, McpServerConfig, connect_servers
+    await add_mcp_servers(session, [command])
 
-    if command.transport == "stdio" and not command.command:
-        message = f"MCP server {command.name} unavailable: stdio needs a command"
-        session.emit(p.InfoEvent(msg_id=None, message=message))
+
+async def add_mcp_servers(session: AgentSession, commands: list[p.AddMcpServerCommand]) -> None:
+    """Connect servers the host gave (trusted: the host's choice) together,
+    under one deadline: the user's `[mcp] connect_timeout` (and
+    `sign_in_timeout`), as for configured servers. Each connected server is
+    answered with `mcp_ready`, each failure with an `info`."""
+    from flightdeck.agent.mcp import McpServerConfig, connect_servers
+
+    servers: list[McpServerConfig] = []
+    for command in commands:
+        if command.transport == "stdio" and not command.command:
+            message = f"MCP server {command.name} unavailable: stdio needs a command"
+            session.emit(p.InfoEvent(msg_id=None, message=message))
+            continue
+        if command.transport != "stdio" and not command.url:
+            message = f"MCP server {command.name} unavailable: {command.transport} needs a url"
+            session.emit(p.InfoEvent(msg_id=None, message=message))
+            continue
+        servers.append(
+            McpServerConfig(
+                name=command.name,
+                command=command.command if command.transport == "stdio" else None,
+                args=tuple(command.args or ()),
+                env=dict(command.env or {}),
+                url=command.url if command.transport != "stdio" else None,
+                headers=dict(command.headers or {}),
+                origin="host",
+            )
+        )
+    if not servers:
         return
-    if command.transport != "stdio" and not command.url:
-        message = f"MCP server {command.name} unavailable: {command.transport} needs a url"
-        session.emit(p.InfoEvent(msg_id=None, message=message))
-        return
-    server = McpServerConfig(
-        name=command.name,
-        command=command.command if command.transport == "stdio" else None,
-        args=tuple(command.args or ()),
-        env=dict(command.env or {}),
-        url=command.url if command.transport != "stdio" else None,
-        headers=dict(command.headers or {}),
-    )
-    manager = await connect_servers(
-        McpConfig(servers=(server,)), session.settings.workspace, sign_in_through(session)
-    )
+    settings = _mcp_settings(session)
+    config = dataclasses.replace(settings, servers=tuple(servers), problems=())
+    manager = await connect_servers(config, session.settings.workspace, sign_in_through(session))
     session.extra_mcp.append(manager)
     for problem in manager.problems():
         session.emit(p.InfoEvent(msg_id=None, message=problem))
     if not manager.connections:
         return
-    added = [t.name for t in manager.tools if session.tools.setdefault(t.name, t) is t]
     from flightdeck.agent._mcp_session import follow
 
     follow(session, manager)
-    session.emit(p.McpReadyEvent(name=command.name, tools=added))
+    for conn in manager.connections:
+        added = [
+            t.name
+            for t in manager.tools
+            if t.connection is conn and session.tools.setdefault(t.name, t) is t
+        ]
+        session.emit(p.McpReadyEvent(name=conn.config.name, tools=added))
+
+
+def _mcp_settings(session: AgentSession) -> McpConfig:
+    """The `[mcp]` timeouts of the session's configuration (its servers
+    aside); the defaults when it cannot be read (already reported)."""
+    from flightdeck.agent.mcp import McpConfig, parse_mcp_config
+    from flightdeck.config import ConfigError, load_config
+
+    try:
+        data = load_config(session.settings.workspace).data
+    except ConfigError:
+        return McpConfig()
+    section = data.get("mcp")
+    if not isinstance(section, Mapping):
+        return McpConfig()
+    return parse_mcp_config({"mcp": {k: v for k, v in section.items() if k != "servers"}})

@@ -56,6 +56,9 @@ class AgentSettings(msgspec.Struct, frozen=True):
     provider_options: dict[str, Any] = msgspec.field(default_factory=dict)
     context_window: int | None = None
     sandbox: SandboxSettings = msgspec.field(default_factory=SandboxSettings)
+    # The host trusts the workspace's own commands (`--trust-workspace`):
+    # from the command line only, never from a config file a workspace holds.
+    trust_workspace: bool = False
 
     def system(self) -> str:
         if self.system_prompt is not None:
@@ -124,4 +127,5 @@ def resolve_settings(
         provider_options=options,
         context_window=_optional_int(agent.get("context_window"), "context_window", 1024),
         sandbox=sandbox,
+        trust_workspace=flags.get("trust_workspace") is True,
     )

@@ -26,6 +26,7 @@ from flightdeck.agent._app import SetupError, start
 from flightdeck.agent._decode import read_command
 from flightdeck.agent._engine import AgentSession
 from flightdeck.agent._slash import is_command, run_command, show_history
+from flightdeck.config import Trust
 
 PROMPT = "\nyou › "
 
@@ -168,7 +169,8 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
     agent = started.session
     from flightdeck.agent._extensions import attach_extensions
 
-    extensions = await attach_extensions(agent)  # MCP, manifest tools, Spawn
+    trust = await _ask_trust(view, agent)
+    extensions = await attach_extensions(agent, trust)  # MCP, manifest tools, Spawn
     for problem in [*started.problems, *extensions.problems]:
         console.print(f"[yellow]{escape(problem)}[/]")
     sid = agent.session.id if agent.session else "(not saved)"
@@ -186,6 +188,36 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
         await agent.close()
         await extensions.close()
     return 0
+
+
+async def _ask_trust(view: _View, agent: AgentSession) -> Trust | None:
+    """Ask the person before the workspace's own files start anything (its
+    MCP server commands, its drivers' code). None: nothing to ask, or no:
+    the usual decision then holds them back and says how to trust."""
+    from flightdeck.agent._extensions import workspace_starts
+    from flightdeck.config import set_trust
+
+    lines = workspace_starts(agent.settings)
+    if not lines:
+        return None
+    console = view.console
+    workspace = agent.settings.workspace
+    console.print(f"[bold yellow]? Workspace {escape(str(workspace))} would start:[/]")
+    for line in lines:
+        console.print(f"  {escape(line)}")
+    try:
+        answer = (await read_line(view, "  trust it? [y]es / [a]lways / [N]o: ")).strip().lower()
+    except (EOFError, asyncio.CancelledError):
+        return None
+    if answer in ("a", "always"):
+        from flightdeck.config import ConfigError
+
+        try:
+            set_trust(workspace)
+        except ConfigError as exc:
+            console.print(f"[red]not remembered: {escape(str(exc))}[/]")
+        return Trust(True, "person")
+    return Trust(True, "person") if answer in ("y", "yes") else None
 
 
 def _on_interrupt(agent: AgentSession, view: _View, interrupted: asyncio.Event) -> None:

@@ -32,7 +32,8 @@ _VALUES = {
 }
 _INTS = frozenset({"max_tokens", "max_turns"})
 _FLAGS = ("provider", "model", "max_tokens", "max_turns", "base_url", "system_prompt")
-_FLAGS_AFTER = ("auto_approve", "workspace", "session_id", "resume")
+_FLAGS_AFTER = ("auto_approve", "workspace", "trust_workspace", "session_id", "resume")
+_SWITCHES = {"--auto-approve": "auto_approve", "--trust-workspace": "trust_workspace"}
 
 
 def json_stream_flags(args: list[str]) -> dict[str, Any] | None:
@@ -47,13 +48,13 @@ def json_stream_flags(args: list[str]) -> dict[str, Any] | None:
         if name in seen:
             return None  # click keeps the last one; not worth copying
         seen.add(name)
-        if name in ("--json-stream", "--auto-approve"):
+        if name == "--json-stream" or name in _SWITCHES:
             if eq:
                 return None
             if name == "--json-stream":
                 stream = True
             else:
-                flags["auto_approve"] = True
+                flags[_SWITCHES[name]] = True
             continue
         key = _VALUES.get(name)
         if key is None:

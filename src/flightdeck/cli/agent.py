@@ -36,6 +36,13 @@ import click
     # must reach the host as a `config_error` event too.
     help="Directory the tools work in (default: current directory).",
 )
+@click.option(
+    "--trust-workspace",
+    is_flag=True,
+    default=None,
+    help="Let the workspace's own files start what they name (its flightdeck.toml MCP"
+    " servers, its .drivers/ code) this time; see `flightdeck config trust`.",
+)
 @click.option("--session-id", help="Start a new session with this id (error if it exists).")
 @click.option("--resume", help="Resume a session by id, or `latest`.")
 @click.option(

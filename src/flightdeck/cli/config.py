@@ -96,3 +96,43 @@ def show(workspace: Path | None, fmt: str) -> None:
         shown = "<set; secret not shown>" if setting.secret else json.dumps(setting.value)
         origin = click.style(f"  # {setting.source}", dim=True)
         click.echo(f"{setting.key} = {shown}{origin}")
+
+
+@config.command("trust")
+@click.argument(
+    "folder",
+    required=False,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option("--remove", is_flag=True, help="Stop trusting the folder.")
+@_FMT
+def trust(folder: Path | None, remove: bool, fmt: str) -> None:
+    """Trust a workspace: let its own files start what they name.
+
+    A workspace's flightdeck.toml may name MCP server commands and its
+    .drivers/ hold Python code; the agent starts or imports none of it until
+    the workspace is trusted. This adds the folder (default: the workspace
+    found from the current folder) to `[trust] workspaces` in the user's
+    config.toml, keeping the file's comments.
+
+    \b
+    Examples:
+      flightdeck config trust ./repo
+      flightdeck config trust --remove ./repo
+    """
+    from flightdeck.config import set_trust
+
+    where = folder if folder is not None else (_workspace(None) or Path.cwd())
+    where = where.resolve()
+    try:
+        changed = set_trust(where, not remove)
+    except ConfigError as exc:
+        fail(_Failure(exc), fmt)
+    user_file = config_paths(None).user_file
+    if fmt == "json":
+        data = {"workspace": str(where), "trusted": not remove, "changed": changed}
+        click.echo(json.dumps({**data, "file": str(user_file)}, indent=2))
+        return
+    state = "trusted" if not remove else "not trusted"
+    note = "" if changed else " (already so)"
+    click.echo(f"{where}: {state}{note}; [trust] workspaces in {user_file}")

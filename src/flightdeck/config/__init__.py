@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from flightdeck.config._files import Config, ConfigError, load_config
 from flightdeck.config._paths import config_dir, data_dir
+from flightdeck.config._trust import UNTRUSTED, Trust, decide_trust, set_trust, trust_notice
 from flightdeck.config._workspace import find_workspace
 
 if TYPE_CHECKING:
@@ -33,14 +34,19 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ENVIRONMENT",
+    "UNTRUSTED",
     "Config",
     "ConfigError",
     "ConfigPaths",
     "Setting",
+    "Trust",
     "config_dir",
     "config_paths",
     "data_dir",
+    "decide_trust",
     "explain_config",
     "find_workspace",
     "load_config",
+    "set_trust",
+    "trust_notice",
 ]

@@ -20,6 +20,9 @@ PROJECT_FILE = "flightdeck.toml"
 class Config(msgspec.Struct, frozen=True):
     data: dict[str, Any] = msgspec.field(default_factory=dict)
     sources: tuple[Path, ...] = ()
+    # The workspace file's own data, before merging: what it alone names
+    # (its MCP servers need the user's trust, `_trust.py`).
+    project: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         """Look up `a.b.c`; `default` when any part is missing."""
@@ -73,6 +76,7 @@ def load_config(workspace: Path | None = None) -> Config:
     """Read the user config then `<workspace>/flightdeck.toml`. Raises `ConfigError`."""
     data: dict[str, Any] = {}
     sources: list[Path] = []
+    project: dict[str, Any] = {}
     candidates = [config_dir() / "config.toml"]
     if workspace is not None:
         candidates.append(workspace / PROJECT_FILE)
@@ -81,4 +85,6 @@ def load_config(workspace: Path | None = None) -> Config:
         if layer is not None:
             data = _merge(data, layer)
             sources.append(path)
-    return Config(data, tuple(sources))
+            if workspace is not None and path == workspace / PROJECT_FILE:
+                project = layer
+    return Config(data, tuple(sources), project)

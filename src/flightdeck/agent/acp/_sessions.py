@@ -84,7 +84,7 @@ async def open_bridge(
         provider_factory=lambda changed: make_provider(changed, env)[0],
     )
     bridge.agent = agent
-    from flightdeck.agent._extensions import add_mcp_server, attach_extensions
+    from flightdeck.agent._extensions import add_mcp_servers, attach_extensions
 
     extensions = await attach_extensions(agent)
     fs = capabilities.fs if capabilities else None
@@ -104,10 +104,10 @@ async def open_bridge(
     bridge.closers.append(extensions)
     for problem in [*loaded.problems, *extensions.problems]:
         print(f"flightdeck agent: {problem}", file=sys.stderr)
-    for server in servers:
-        command = _mcp_command(server)
-        if command is not None:
-            await add_mcp_server(agent, command)
+    # the client's servers together, under one deadline (the user's [mcp] connect_timeout)
+    commands = [c for c in map(_mcp_command, servers) if c is not None]
+    if commands:
+        await add_mcp_servers(agent, commands)
     from flightdeck.llm import warm
 
     warm(provider)

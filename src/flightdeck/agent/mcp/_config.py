@@ -7,15 +7,22 @@ environment, so tokens need not be written in the file).
 `[mcp] connect_timeout` (seconds) bounds start-up, not counting the time a
 person takes to sign in to an OAuth server (`[mcp] sign_in_timeout`). A bad table is a problem
 naming the server; the other servers are still read.
+
+Each server remembers where it was named (`origin`): the user's own
+`config.toml`, the workspace's `flightdeck.toml` (a table the workspace file
+sets or changes, even one key of a user's server), or the host
+(`add_mcp_server`, ACP `mcpServers`). Only workspace servers wait for the
+user's trust (`flightdeck.config.decide_trust`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
+Origin = Literal["user", "workspace", "host"]
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_SIGN_IN_TIMEOUT = 300.0
 # Provider tool names allow [a-zA-Z0-9_-]{1,64}.
@@ -31,6 +38,7 @@ class McpServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    origin: Origin = "user"
 
     @property
     def transport(self) -> str:
@@ -62,8 +70,13 @@ def tool_name(server: str, tool: str) -> str:
     return f"mcp__{safe_name(server)}__{safe_name(tool)}"[:64]
 
 
-def parse_mcp_config(config: Mapping[str, Any]) -> McpConfig:
-    """Read `[mcp]` of merged config data. Never raises; problems are collected."""
+def parse_mcp_config(
+    config: Mapping[str, Any], workspace_layer: Mapping[str, Any] | None = None
+) -> McpConfig:
+    """Read `[mcp]` of merged config data; `workspace_layer` is the workspace
+    file's own data (`Config.project`), whose servers are marked `workspace`.
+    Never raises; problems are collected."""
+    named_there = _server_names(workspace_layer or {})
     section = config.get("mcp", {})
     if not isinstance(section, Mapping):
         return McpConfig(problems=("[mcp] must be a table",))
@@ -86,8 +99,16 @@ def parse_mcp_config(config: Mapping[str, Any]) -> McpConfig:
         if problem:
             problems.append(f"MCP server {name}: {problem}")
         elif server is not None:
+            if name in named_there:
+                server = replace(server, origin="workspace")
             parsed.append(server)
     return McpConfig(tuple(parsed), float(timeout), tuple(problems), float(sign_in))
+
+
+def _server_names(layer: Mapping[str, Any]) -> frozenset[str]:
+    section = layer.get("mcp")
+    servers = section.get("servers") if isinstance(section, Mapping) else None
+    return frozenset(servers) if isinstance(servers, Mapping) else frozenset()
 
 
 def _server(name: str, table: Any) -> tuple[McpServerConfig | None, str]:

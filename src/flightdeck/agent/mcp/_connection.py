@@ -27,7 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.agent.mcp._config import DEFAULT_SIGN_IN_TIMEOUT, McpServerConfig
+from flightdeck.agent.mcp._config import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_SIGN_IN_TIMEOUT,
+    McpServerConfig,
+)
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -83,13 +87,18 @@ class McpConnection:
         self.elicit: Callable[[str, ElicitRequestParams], Awaitable[ElicitResult]] | None = None
         self._relisting: asyncio.Task[None] | None = None
         self._relist_again = False
+        # bounds a re-listing a finished call waits for, as it bounds the first
+        self.connect_timeout = DEFAULT_CONNECT_TIMEOUT
         self.resources = False  # the server advertises `resources`
+        self.protocol_version: str | None = None  # the MCP revision negotiated
         self.prompts: list[Prompt] = []  # listed at connect, again when they change
         self.on_prompts_changed: Callable[[McpConnection], None] | None = None
         self._prompt_listings: set[asyncio.Task[None]] = set()
 
     async def connect(self, timeout: float) -> list[RemoteTool]:
-        """Connect and list the tools. Raises on failure or after `timeout` seconds."""
+        """Connect and list the tools. Raises on failure, or `ConnectionError`
+        after `timeout` seconds (not counting a person signing in)."""
+        self.connect_timeout = timeout
         self._ready = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.config.name}")
         try:
@@ -101,7 +110,9 @@ class McpConnection:
                     # the sign-in has its own limit; then the handshake gets
                     # its time again.
                     if self._flow is None or not self._flow.waiting:
-                        raise
+                        raise ConnectionError(
+                            f"no answer within {timeout:g} s ([mcp] connect_timeout)"
+                        ) from None
                     signed_in = asyncio.ensure_future(self._flow.signed_in.wait())
                     waits: set[asyncio.Future[Any]] = {self._ready, signed_in}
                     try:
@@ -118,6 +129,25 @@ class McpConnection:
         if self._client is None or self._closing.is_set():
             raise ConnectionError(f"MCP server {self.config.name} is not connected")
         return await self._client.call_tool(name, arguments, progress_callback=progress)
+
+    async def settled(self) -> None:
+        """Wait (at most `connect_timeout`) for a re-listing of the tools the
+        server asked for, so the model request built next offers its new
+        list. A call ends after the server's `tools/list_changed` sent during
+        it was read (one stream, in order): a turn's tool result waits here."""
+        await asyncio.sleep(0)  # let notifications read before the answer start their listing
+        task = self._relisting
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), self.connect_timeout)
+        except TimeoutError:
+            log.warning(
+                "MCP server %s: tools not listed again within %g s; the next request offers"
+                " the old list",
+                self.config.name,
+                self.connect_timeout,
+            )
 
     async def list_resources(self) -> tuple[list[Resource], list[ResourceTemplate]]:
         client = self._connected()
@@ -169,6 +199,7 @@ class McpConnection:
             async with contextlib.AsyncExitStack() as stack:
                 client = await stack.enter_async_context(self._make_client(stack))
                 self._client = client
+                self.protocol_version = client.protocol_version
                 tools = await _list_tools(client)
                 caps = client.session.server_capabilities
                 self.resources = caps is not None and caps.resources is not None

@@ -1,5 +1,6 @@
-"""Start every configured MCP server concurrently, each within the timeout;
-a server that fails is reported and left out, never fatal to the others.
+"""Start every configured MCP server concurrently, under one deadline
+(`connect_timeout` from the moment they are all started); a server that
+fails is reported and left out, never fatal to the others.
 
 The manager keeps each server's tools current: when a server's list changes,
 its tools are replaced and the owner's `on_tools_changed` hears which went
@@ -9,14 +10,15 @@ and which came (the agent session swaps them in its own tool table).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flightdeck.agent.mcp._config import McpConfig
+from flightdeck.agent.mcp._config import McpConfig, McpServerConfig
 from flightdeck.agent.mcp._connection import McpConnection, RemoteTool, describe
 from flightdeck.agent.mcp._tool import McpTool
+from flightdeck.config import UNTRUSTED
 
 if TYPE_CHECKING:
     from mcp_types import ElicitRequestParams, ElicitResult
@@ -81,9 +83,20 @@ class McpManager:
         ]
         tell(conn.config.name, old, new)
 
+    def hold(self, servers: Sequence[McpServerConfig]) -> None:
+        """Show `servers` as not started: their workspace is not trusted (the
+        caller reports that once, for the whole workspace)."""
+        error = "not started: the workspace is not trusted"
+        self.statuses += [
+            ServerStatus(s.name, s.transport, s.where, False, error=error, code=UNTRUSTED)
+            for s in servers
+        ]
+
     def problems(self) -> list[str]:
         return [
-            f"MCP server {s.name} unavailable: {s.error}" for s in self.statuses if not s.connected
+            f"MCP server {s.name} unavailable: {s.error}"
+            for s in self.statuses
+            if not s.connected and s.code != UNTRUSTED
         ]
 
     async def close(self) -> None:

@@ -46,6 +46,9 @@ class McpTool:
             result = await self.connection.call(self.remote.name, args, on_progress)
         except Exception as exc:  # the server failed, not the agent
             return ToolOutput(f"MCP server {self.server} failed: {describe(exc)}", status="error")
+        # A tools/list_changed the server sent during the call: the request
+        # carrying this result offers the new list (docs/agent-extensions.md).
+        await self.connection.settled()
         return map_result(result)
 
 
