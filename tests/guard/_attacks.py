@@ -1,0 +1,78 @@
+"""What a command run as root tries inside a sandbox (issue 28): remount
+what it was given read-only as writable, unmount what covers a secret, write
+where it may not. Shared by the tool-step tests (host tools and images) and
+the agent's Bash tests; `verdicts` reads the report back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# Each attempt prints exactly one line "<what> <path>: refused|DONE".
+_ATTEMPT = (
+    'if {command} >/dev/null 2>&1 </dev/null; then echo "{what} {path}: DONE";'
+    ' else echo "{what} {path}: refused"; fi'
+)
+
+
+def attack_script(
+    *,
+    remount: Sequence[str],
+    unmount: Sequence[str] = (),
+    write: Sequence[str] = (),
+    mounts: tuple[str, ...] = ("mount", "busybox mount"),
+) -> str:
+    """A POSIX shell script (dash, bash and busybox sh alike) that prints
+    the process's privileges, then tries each attack with each `mount`:
+    remounts, then writes (through a remount that worked), then unmounts."""
+    lines = ["grep -E '^(Uid|CapPrm|CapEff|CapBnd|NoNewPrivs):' /proc/self/status"]
+    for path in remount:
+        for mount in mounts:
+            for options in ("remount,rw,bind", "remount,rw"):
+                lines.append(
+                    _ATTEMPT.format(
+                        command=f"{mount} -o {options} {path}", what=f"remount({options})", path=path
+                    )
+                )
+    for path in write:
+        lines.append(_ATTEMPT.format(command=f"touch {path}", what="write", path=path))
+    for path in unmount:
+        for mount in mounts:
+            umount = mount.replace("mount", "umount")
+            for flags in ("", "-l "):
+                lines.append(
+                    _ATTEMPT.format(command=f"{umount} {flags}{path}", what="umount", path=path)
+                )
+    return "\n".join(lines) + "\n"
+
+
+def attempts(report: str) -> list[str]:
+    return [line for line in report.splitlines() if line.endswith((": DONE", ": refused"))]
+
+
+def breaches(report: str) -> list[str]:
+    return [line for line in attempts(report) if line.endswith(": DONE")]
+
+
+def status(report: str) -> dict[str, str]:
+    """The /proc/self/status lines the script printed: name -> value."""
+    found = {}
+    for line in report.splitlines():
+        name, colon, value = line.partition(":")
+        if colon and name in ("Uid", "CapPrm", "CapEff", "CapBnd", "NoNewPrivs"):
+            found[name] = value.split()[0]
+    return found
+
+
+def assert_unprivileged(report: str, *, expected_attempts: int) -> None:
+    """No capability, no way to gain one, every attack refused (and all of
+    them tried: a script that stopped early proves nothing)."""
+    import os
+
+    assert breaches(report) == [], report
+    seen = status(report)
+    assert seen.get("CapEff") == seen.get("CapPrm") == "0000000000000000", report
+    assert seen.get("CapBnd") == "0000000000000000", report
+    assert seen.get("NoNewPrivs") == "1", report
+    if os.geteuid() == 0:
+        assert seen.get("Uid") not in (None, "0"), report  # root is "nobody" inside
+    assert len(attempts(report)) == expected_attempts, report
