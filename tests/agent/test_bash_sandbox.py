@@ -158,7 +158,8 @@ def test_bash_sees_system_secrets_masked(ws: Workspace) -> None:
 def _real_shadow_line() -> str | None:
     """A line only the host's /etc/shadow holds (readable here as root)."""
     try:
-        return next(line for line in open("/etc/shadow").read().splitlines() if line)  # noqa: SIM115
+        lines = Path("/etc/shadow").read_text().splitlines()
+        return next(line for line in lines if line)
     except (OSError, StopIteration):
         return None
 
@@ -181,7 +182,8 @@ def _root_attack(ws: Workspace, marker: str) -> str:
             ("nested umount", "umount /etc/shadow && grep -q : /etc/shadow"),
         ):
             script += attempt_line(f"{unshare} sh -c '{inner}'", f"{what} ({unshare})", "")
-    script += "cat /etc/shadow; unshare -U true && echo 'new userns: made' || echo 'new userns: no'\n"
+    script += "cat /etc/shadow\n"
+    script += "unshare -U true && echo 'new userns: made' || echo 'new userns: no'\n"
     return attempt(BashTool(), ws, command=script)
 
 
@@ -345,8 +347,7 @@ def test_ripgrep_runs_without_privilege(ws: Workspace, monkeypatch: pytest.Monke
     workspace read-only: the sandbox it got is tried with the root attacks."""
     import subprocess
 
-    from flightdeck.agent.tools import GrepTool
-    from flightdeck.agent.tools import _grep
+    from flightdeck.agent.tools import GrepTool, _grep
 
     built: list[list[str]] = []
 

@@ -28,10 +28,9 @@ def attack_script(
     for path in remount:
         for mount in mounts:
             for options in ("remount,rw,bind", "remount,rw"):
+                command = f"{mount} -o {options} {path}"
                 lines.append(
-                    _ATTEMPT.format(
-                        command=f"{mount} -o {options} {path}", what=f"remount({options})", path=path
-                    )
+                    _ATTEMPT.format(command=command, what=f"remount({options})", path=path)
                 )
     for path in write:
         lines.append(_ATTEMPT.format(command=f"touch {path}", what="write", path=path))

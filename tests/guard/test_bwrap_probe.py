@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from flightdeck.guard import bwrap_path, bwrap_privileges
 from flightdeck.guard import _bwrap as probe
+from flightdeck.guard import bwrap_path, bwrap_privileges
 
 AS_ROOT = (
     ("--cap-drop", "ALL", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534"),
@@ -69,7 +69,8 @@ def test_the_strongest_privilege_set_that_works_is_chosen(
     # one chosen was tried with the sandbox's own namespaces.
     tried = calls(fake_path)
     assert len(tried) == chosen + 1
-    assert tried[-1] == " ".join([*expected, "--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"])
+    sandbox = ["--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"]
+    assert tried[-1] == " ".join([*expected, *sandbox])
 
 
 def test_a_bubblewrap_that_cannot_drop_capabilities_is_not_used(fake_path: Path) -> None:

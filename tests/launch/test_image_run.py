@@ -301,7 +301,8 @@ def test_a_hostile_image_run_as_root_changes_nothing_on_the_host(
     registry_dir = tmp_path / "registry"
     registry_dir.mkdir()
     with _registry.running_registry(registry_dir) as address:
-        _image.push(address, "flightdeck/busybox", "1", [*_image.busybox_layers(), (hostile, False)])
+        layers = [*_image.busybox_layers(), (hostile, False)]
+        _image.push(address, "flightdeck/busybox", "1", layers)
         _freeze(tmp_path, address, script)
         first = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
     assert list(target.iterdir()) == []

@@ -95,9 +95,7 @@ def test_a_host_tools_sandbox_holds_no_privilege_and_opt_stays_read_only(tmp_pat
     """A host-tools step remounted the host's /opt writable and wrote to it."""
     marker = f"/opt/flightdeck-escape-{uuid.uuid4().hex}"
     places = ["/", "/usr", "/opt", "/etc", "/flightdeck/in"]
-    script = attack_script(
-        remount=places, unmount=["/usr", "/opt"], write=[marker, "/planted"]
-    )
+    script = attack_script(remount=places, unmount=["/usr", "/opt"], write=[marker, "/planted"])
     try:
         done, _ = _run(tmp_path, script, rootfs=None)
         assert_unprivileged(done.stdout, expected_attempts=len(places) * 4 + 2 * 4 + 2)
