@@ -24,7 +24,12 @@ from tests.agent._escape import (
     snapshot,
     ws,
 )
-from tests.guard._attacks import assert_unprivileged, attack_script, attempt_line
+from tests.guard._attacks import (
+    assert_unprivileged,
+    attack_script,
+    attempt_line,
+    without_user_namespaces,
+)
 
 BWRAP = bwrap_path()
 
@@ -214,19 +219,8 @@ def test_without_user_namespaces_root_still_holds_no_capability(
     """Where the kernel allows no user namespace the sandbox stays root's
     uid but without any capability, and every attack is still refused."""
     from flightdeck.guard import bwrap_path, bwrap_privileges
-    from flightdeck.guard._bwrap import forget_probe
 
-    real = bwrap_path()
-    folder = tmp_path / "no-userns"
-    folder.mkdir()
-    wrapper = folder / "bwrap"
-    wrapper.write_text(
-        f'#!/bin/sh\ncase " $* " in *" --unshare-user "*) exit 1;; esac\nexec {real} "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
-    forget_probe()
-    try:
+    with without_user_namespaces(tmp_path / "no-userns", monkeypatch) as wrapper:
         assert bwrap_path() == str(wrapper)
         assert bwrap_privileges() == ("--cap-drop", "ALL")
         marker = f"/opt/flightdeck-escape-{uuid.uuid4().hex}"
@@ -235,8 +229,6 @@ def test_without_user_namespaces_root_still_holds_no_capability(
             assert not os.path.exists(marker)
         finally:
             Path(marker).unlink(missing_ok=True)
-    finally:
-        forget_probe()
     shadow = _real_shadow_line()
     assert shadow is None or shadow not in out
     expected = (len(ROOT_PLACES) + 1) * 4 + 2 + 2 * 4 + 4
@@ -369,3 +361,17 @@ def test_ripgrep_runs_without_privilege(ws: Workspace, monkeypatch: pytest.Monke
     )
     assert_unprivileged(done.stdout, expected_attempts=len(places) * 4 + 2 + 4)
     assert not (ws.root / "planted").exists()
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs files of another user: runs as root")
+def test_root_bash_writes_what_root_owns_and_no_longer_what_others_do(ws: Workspace) -> None:
+    """Without CAP_DAC_OVERRIDE an agent run as root writes its own (root's)
+    files as before, and another user's only as their modes allow."""
+    mine, theirs = ws.root / "mine.txt", ws.root / "theirs.txt"
+    mine.write_text("a\n")
+    theirs.write_text("b\n")
+    os.chown(theirs, 1000, 1000)
+    out = attempt(BashTool(), ws, command="echo x >> mine.txt; echo x >> theirs.txt; id -u")
+    assert mine.read_text() == "a\nx\n" and theirs.read_text() == "b\n"
+    assert "Permission denied" in out and "65534" in out

@@ -5,7 +5,12 @@ the agent's Bash tests; `verdicts` reads the report back."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
 
 # Each attempt prints exactly one line "<what> <path>: refused|DONE".
 _ATTEMPT = (
@@ -70,13 +75,35 @@ def status(report: str) -> dict[str, str]:
 def assert_unprivileged(report: str, *, expected_attempts: int, as_nobody: bool = True) -> None:
     """No capability, no way to gain one, every attack refused (and all of
     them tried: a script that stopped early proves nothing)."""
-    import os
-
     assert breaches(report) == [], report
     seen = status(report)
     assert seen.get("CapEff") == seen.get("CapPrm") == "0000000000000000", report
     assert seen.get("CapBnd") == "0000000000000000", report
     assert seen.get("NoNewPrivs") == "1", report
     if os.geteuid() == 0 and as_nobody:
-        assert seen.get("Uid") not in (None, "0"), report  # root is "nobody" inside
+        assert seen.get("Uid") == "65534", report  # root is "nobody" inside
     assert len(attempts(report)) == expected_attempts, report
+
+
+@contextlib.contextmanager
+def without_user_namespaces(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The real bubblewrap behind a `bwrap` first on PATH that fails when
+    asked for a user namespace, as on a host that allows none: the probe
+    falls back to dropping capabilities alone."""
+    from flightdeck.guard import bwrap_path
+    from flightdeck.guard._bwrap import forget_probe
+
+    real = bwrap_path()
+    assert real is not None
+    folder.mkdir()
+    wrapper = folder / "bwrap"
+    wrapper.write_text(
+        f'#!/bin/sh\ncase " $* " in *" --unshare-user "*) exit 1;; esac\nexec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    forget_probe()
+    try:
+        yield wrapper
+    finally:
+        forget_probe()

@@ -10,13 +10,14 @@ import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from flightdeck.launch import LaunchError, bwrap_path
 from flightdeck.launch._sandbox import bwrap_argv
-from tests.guard._attacks import assert_unprivileged, attack_script
+from tests.guard._attacks import assert_unprivileged, attack_script, without_user_namespaces
 from tests.launch import _image
 
 pytestmark = [
@@ -37,6 +38,19 @@ def _rootfs(tmp_path: Path) -> Path:
     (rootfs / "etc").mkdir()
     (rootfs / "etc" / "marker").write_text(_image.MARKER)
     return rootfs
+
+
+@pytest.fixture(params=["user namespace", "capabilities only"])
+def privileges(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[bool]:
+    """Each attack twice: as the probe finds bubblewrap here, and as on a
+    host without user namespaces (capabilities dropped alone, root's uid)."""
+    if request.param == "user namespace":
+        yield True
+        return
+    with without_user_namespaces(tmp_path / "no-userns", monkeypatch):
+        yield False
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
@@ -73,7 +87,7 @@ def _run(
 
 
 def test_an_image_sandbox_holds_no_privilege_and_its_cache_stays_read_only(
-    tmp_path: Path,
+    tmp_path: Path, privileges: bool
 ) -> None:
     """With every capability kept (bubblewrap's default for root) `mount -o
     remount,rw,bind /bin` let a step rewrite the image cache on the host."""
@@ -87,18 +101,22 @@ def test_an_image_sandbox_holds_no_privilege_and_its_cache_stays_read_only(
         mounts=("mount", "busybox mount"),
     )
     done, _ = _run(tmp_path, script, rootfs=rootfs)
-    assert_unprivileged(done.stdout, expected_attempts=len(places) * 4 + 2 * 4 + 4)
+    expected = len(places) * 4 + 2 * 4 + 4
+    assert_unprivileged(done.stdout, expected_attempts=expected, as_nobody=privileges)
     assert _snapshot(rootfs) == before
 
 
-def test_a_host_tools_sandbox_holds_no_privilege_and_opt_stays_read_only(tmp_path: Path) -> None:
+def test_a_host_tools_sandbox_holds_no_privilege_and_opt_stays_read_only(
+    tmp_path: Path, privileges: bool
+) -> None:
     """A host-tools step remounted the host's /opt writable and wrote to it."""
     marker = f"/opt/flightdeck-escape-{uuid.uuid4().hex}"
     places = ["/", "/usr", "/opt", "/etc", "/flightdeck/in"]
     script = attack_script(remount=places, unmount=["/usr", "/opt"], write=[marker, "/planted"])
     try:
         done, _ = _run(tmp_path, script, rootfs=None)
-        assert_unprivileged(done.stdout, expected_attempts=len(places) * 4 + 2 * 4 + 2)
+        expected = len(places) * 4 + 2 * 4 + 2
+        assert_unprivileged(done.stdout, expected_attempts=expected, as_nobody=privileges)
         assert not os.path.exists(marker)
     finally:
         Path(marker).unlink(missing_ok=True)
