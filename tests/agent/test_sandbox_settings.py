@@ -37,6 +37,8 @@ def test_sandbox_defaults_and_forms() -> None:
         ({"network": "maybe"}, "network must be"),
         ({"network": ["http://x.test/"]}, "network must be"),
         ({"env": "PATH"}, "env must be a list"),
+        ({"env": [""]}, "env must be a list"),
+        ({"env": ["PATH", 1]}, "env must be a list"),
         ({"env": ["ANTHROPIC_API_KEY"]}, "credentials"),
         ({"colour": "red"}, "unknown keys: colour"),
         (3, "a mode or a table"),
