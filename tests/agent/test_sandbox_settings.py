@@ -92,6 +92,7 @@ def test_without_bubblewrap_ready_says_off_and_one_info_says_why(
         assert result["status"] == "success" and "ran" in result["output"]
     notices = info_lines(agent)
     assert len(notices) == 1 and notices[0].startswith(SANDBOX_NOTICE)
+    assert "bubblewrap is not installed or cannot create namespaces here" in notices[0]
 
 
 def test_required_sandbox_without_bubblewrap_refuses_bash(

@@ -37,6 +37,8 @@ def _rootfs(tmp_path: Path) -> Path:
         (rootfs / "bin" / applet).symlink_to("busybox")
     (rootfs / "etc").mkdir()
     (rootfs / "etc" / "marker").write_text(_image.MARKER)
+    (rootfs / "sbin").symlink_to("bin")  # top-level links and files are shown
+    (rootfs / "top-level-file").write_text("top\n")
     return rootfs
 
 
@@ -130,10 +132,13 @@ def test_the_step_can_still_read_root_owned_files_and_write_its_collect_dir(
     rootfs = _rootfs(tmp_path)
     (rootfs / "etc" / "owner-only").write_text("mine\n")
     (rootfs / "etc" / "owner-only").chmod(0o600)
-    script = "cat /etc/marker /etc/owner-only > report.txt; cat /flightdeck/in/input.json"
+    script = (
+        "cat /etc/marker /etc/owner-only /top-level-file > report.txt; /sbin/echo linked"
+        " >> report.txt; cat /flightdeck/in/input.json"
+    )
     done, out = _run(tmp_path, script, rootfs=rootfs)
     assert done.returncode == 0, done.stderr
-    assert (out / "report.txt").read_text() == _image.MARKER + "mine\n"
+    assert (out / "report.txt").read_text() == _image.MARKER + "mine\ntop\nlinked\n"
     assert done.stdout == "{}"
 
 
@@ -156,6 +161,22 @@ def test_an_image_link_named_like_a_mount_point_redirects_nothing(tmp_path: Path
         assert (out / "report.txt").read_text() == "ran\n"
 
 
+def test_the_images_own_proc_dev_tmp_and_run_are_never_shown(tmp_path: Path) -> None:
+    """bubblewrap mounts these fresh; an image's links of those names would
+    take the mounts (and the directories made for them) onto the host."""
+    target = tmp_path / "host-dir"
+    target.mkdir()
+    rootfs = _rootfs(tmp_path)
+    for name in ("proc", "dev", "tmp", "run"):
+        (rootfs / name).symlink_to(f"/oldroot{target}/{name}-made")
+    done, out = _run(
+        tmp_path, "ls /proc/self/status /dev/null /tmp /run > report.txt", rootfs=rootfs
+    )
+    assert list(target.iterdir()) == []
+    assert done.returncode == 0, done.stderr
+    assert "/proc/self/status" in (out / "report.txt").read_text()
+
+
 def test_a_mount_point_inside_an_image_directory_must_be_a_real_directory_there(
     tmp_path: Path,
 ) -> None:
@@ -163,11 +184,12 @@ def test_a_mount_point_inside_an_image_directory_must_be_a_real_directory_there(
     target.mkdir()
     rootfs = _rootfs(tmp_path)
     (rootfs / "work" / "out").mkdir(parents=True)
+    (rootfs / "work" / "readme").write_text("the image's own /work\n")
     (rootfs / "etc" / "link").symlink_to(f"/oldroot{target}")
     (rootfs / "etc" / "file").write_text("x")
-    done, out = _run(tmp_path, "echo ran > report.txt", rootfs=rootfs, collect="/work/out")
-    assert done.returncode == 0, done.stderr  # the image's own real directory
-    assert (out / "report.txt").read_text() == "ran\n"
+    done, out = _run(tmp_path, "cat ../readme > report.txt", rootfs=rootfs, collect="/work/out")
+    assert done.returncode == 0, done.stderr  # the image's own real directory, shown
+    assert (out / "report.txt").read_text() == "the image's own /work\n"
     for collect in ("/etc/link/out", "/etc/link", "/etc/file", "/etc/missing", "/work/out/deeper"):
         with pytest.raises(LaunchError) as caught:
             _run(tmp_path, "true", rootfs=rootfs, collect=collect)
@@ -177,7 +199,16 @@ def test_a_mount_point_inside_an_image_directory_must_be_a_real_directory_there(
 
 
 @pytest.mark.parametrize(
-    "path", ["flightdeck/out", "/", "/flightdeck/../oldroot/x", "/oldroot/x", "/proc/x", "/dev"]
+    "path",
+    [
+        "flightdeck/out",
+        "/",
+        "/flightdeck/../oldroot/x",
+        "/oldroot/x",
+        "/newroot/x",
+        "/proc/x",
+        "/dev",
+    ],
 )
 def test_mount_points_bubblewrap_or_the_kernel_owns_are_refused(tmp_path: Path, path: str) -> None:
     for rootfs in (_rootfs(tmp_path / "one"), None):

@@ -8,9 +8,9 @@ and user namespaces, and the network as configured. Nothing else of the
 host is there: not the user's home, not the agent's session files.
 
 No privilege either (`guard.bwrap_privileges`): every capability dropped,
-no new user namespaces, root inside as "nobody", so an agent started as
-root cannot remount a read-only directory writable or unmount the file
-that masks a secret.
+root inside as "nobody" and no new user namespaces where the host allows
+user namespaces at all, so an agent started as root cannot remount a
+read-only directory writable or unmount the file that masks a secret.
 
 The environment is built, never inherited: only allow-listed names pass, and
 the agent's provider credentials are refused even when listed, so a command
