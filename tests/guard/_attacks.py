@@ -29,7 +29,12 @@ def attack_script(
     """A POSIX shell script (dash, bash and busybox sh alike) that prints
     the process's privileges, then tries each attack with each `mount`:
     remounts, then writes (through a remount that worked), then unmounts."""
-    lines = ["grep -E '^(Uid|CapPrm|CapEff|CapBnd|NoNewPrivs):' /proc/self/status"]
+    lines = [
+        "grep -E '^(Uid|CapPrm|CapEff|CapBnd|NoNewPrivs):' /proc/self/status",
+        # The session id (field 6 of stat) is 0 when the session began outside
+        # the sandbox's PID namespace: its terminal would be reachable (TIOCSTI).
+        'read -r stat < /proc/self/stat; set -- $stat; echo "Sid: $6"',
+    ]
     for path in remount:
         for mount in mounts:
             for options in ("remount,rw,bind", "remount,rw"):
@@ -67,7 +72,7 @@ def status(report: str) -> dict[str, str]:
     found = {}
     for line in report.splitlines():
         name, colon, value = line.partition(":")
-        if colon and name in ("Uid", "CapPrm", "CapEff", "CapBnd", "NoNewPrivs"):
+        if colon and name in ("Uid", "CapPrm", "CapEff", "CapBnd", "NoNewPrivs", "Sid"):
             found[name] = value.split()[0]
     return found
 
@@ -80,6 +85,7 @@ def assert_unprivileged(report: str, *, expected_attempts: int, as_nobody: bool 
     assert seen.get("CapEff") == seen.get("CapPrm") == "0000000000000000", report
     assert seen.get("CapBnd") == "0000000000000000", report
     assert seen.get("NoNewPrivs") == "1", report
+    assert seen.get("Sid") not in (None, "0"), report  # a session of its own
     if os.geteuid() == 0 and as_nobody:
         assert seen.get("Uid") == "65534", report  # root is "nobody" inside
     assert len(attempts(report)) == expected_attempts, report
