@@ -37,6 +37,8 @@ def test_sandbox_defaults_and_forms() -> None:
         ({"network": "maybe"}, "network must be"),
         ({"network": ["http://x.test/"]}, "network must be"),
         ({"env": "PATH"}, "env must be a list"),
+        ({"env": [""]}, "env must be a list"),
+        ({"env": ["PATH", 1]}, "env must be a list"),
         ({"env": ["ANTHROPIC_API_KEY"]}, "credentials"),
         ({"colour": "red"}, "unknown keys: colour"),
         (3, "a mode or a table"),
@@ -90,6 +92,7 @@ def test_without_bubblewrap_ready_says_off_and_one_info_says_why(
         assert result["status"] == "success" and "ran" in result["output"]
     notices = info_lines(agent)
     assert len(notices) == 1 and notices[0].startswith(SANDBOX_NOTICE)
+    assert "bubblewrap is not installed or cannot create namespaces here" in notices[0]
 
 
 def test_required_sandbox_without_bubblewrap_refuses_bash(

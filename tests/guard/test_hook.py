@@ -19,6 +19,7 @@ def test_public_surface_is_pinned() -> None:
         "EgressProxy",
         "SandboxLayout",
         "bwrap_path",
+        "bwrap_privileges",
         "Event",
         "FileAccess",
         "FileScope",

@@ -272,3 +272,47 @@ def test_tool_versions_are_checked_inside_the_image(
     else:
         assert result.error is not None and result.error.code == "tool.version_mismatch"
         assert "1.6" in result.error.message
+
+
+def test_a_hostile_image_run_as_root_changes_nothing_on_the_host(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """Issue 28, from an image: its top-level `flightdeck` linked to
+    `/oldroot/<dir>` made bubblewrap create `<dir>/in` and `<dir>/out` on the
+    host; with every capability kept `mount -o remount,rw,bind` let the
+    step rewrite its own image in the host's cache."""
+    from tests.guard._attacks import assert_unprivileged, attack_script
+
+    target = tmp_path / "host-dir"
+    target.mkdir()
+    hostile = _image.layer(
+        [
+            *[(f"bin/{a}", "link", "busybox") for a in ("grep", "mount", "umount", "touch")],
+            ("flightdeck", "link", f"/oldroot{target}"),
+        ]
+    )
+    places = ["/", "/bin", "/etc", "/etc/flightdeck-marker", "/flightdeck/in"]
+    script = attack_script(
+        remount=places,
+        write=["/bin/planted", "/etc/flightdeck-marker", "/planted"],
+        unmount=["/etc", "/bin"],
+        mounts=("mount", "busybox mount"),
+    )
+    registry_dir = tmp_path / "registry"
+    registry_dir.mkdir()
+    with _registry.running_registry(registry_dir) as address:
+        layers = [*_image.busybox_layers(), (hostile, False)]
+        _image.push(address, "flightdeck/busybox", "1", layers)
+        _freeze(tmp_path, address, script)
+        first = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert list(target.iterdir()) == []
+    assert first.status == "completed", first.error
+    report = (tmp_path / "out" / "report.txt").read_text()
+    assert_unprivileged(report, expected_attempts=len(places) * 4 + 3 + 2 * 4)
+    # The cached image re-verifies (its tree digest) and runs unchanged.
+    again = harness.run("image-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert again.status == "completed", again.error
+    assert harness.records("launch.tool_network")[-1]["image"]["pulled"] is False
+    rootfs = next(ImageCache().root.rglob("rootfs"))
+    assert (rootfs / "etc" / "flightdeck-marker").read_text() == _image.MARKER
+    assert not (rootfs / "bin" / "planted").exists() and not (rootfs / "planted").exists()

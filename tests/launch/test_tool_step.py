@@ -253,3 +253,31 @@ def test_locked_tool_versions_are_checked() -> None:
     with pytest.raises(LaunchError) as caught:
         asyncio.run(check_tool_version("terraform", {"terraform": "1.9.8"}))
     assert caught.value.code in ("tool.missing", "tool.version_mismatch")
+
+
+@needs_bwrap
+def test_a_host_tools_step_run_as_root_cannot_remount_or_write_opt(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """Issue 28: with every capability kept, a host-tools step remounted the
+    host's /opt writable and wrote to it."""
+    import os
+    import uuid
+
+    from tests.guard._attacks import assert_unprivileged, attack_script
+
+    marker = f"/opt/flightdeck-escape-{uuid.uuid4().hex}"
+    places = ["/", "/usr", "/opt", "/etc", "/flightdeck/in"]
+    script = attack_script(remount=places, write=[marker, "/planted"], unmount=["/usr", "/opt"])
+    shell = "import os, sys; os.execv('/bin/sh', ['sh', '-c', sys.argv[1]])"
+    plan = _tool_plan(
+        tmp_path, ["python3", "-c", shell, "exec > /flightdeck/out/report.txt\n" + script]
+    )
+    try:
+        result = harness.run(plan)
+        assert not os.path.exists(marker)
+    finally:
+        Path(marker).unlink(missing_ok=True)
+    assert result.status == "completed", result.error
+    report = (tmp_path / "out" / "report.txt").read_text()
+    assert_unprivileged(report, expected_attempts=len(places) * 4 + 2 + 2 * 4)

@@ -57,8 +57,11 @@ whatever the verdict. Hosts contacted and addresses learned are noted only
 for allowed events.
 
 Real isolation is bubblewrap's: `bwrap_path()` finds one that works here,
-for the launch layer's tool steps and the agent's Bash alike, and
-`EgressProxy` lets such a sandbox reach only the hosts it is allowed.
+for the launch layer's tool steps and the agent's Bash alike,
+`bwrap_privileges()` gives the arguments that leave its sandbox no
+privilege (every capability dropped, a user namespace where the host has
+them, root inside as an unprivileged uid), and `EgressProxy` lets such a
+sandbox reach only the hosts it is allowed.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ import typing as _typing
 from flightdeck._lazy import LazyNames as _LazyNames
 
 if _typing.TYPE_CHECKING:
-    from flightdeck.guard._bwrap import SandboxLayout, bwrap_path
+    from flightdeck.guard._bwrap import SandboxLayout, bwrap_path, bwrap_privileges
     from flightdeck.guard._egress import EgressProxy
     from flightdeck.guard._events import Event, FileAccess
     from flightdeck.guard._hook import Layers, active, enter, install, layers, leave
@@ -81,6 +84,7 @@ if _typing.TYPE_CHECKING:
 _HOMES = {
     "SandboxLayout": "_bwrap",
     "bwrap_path": "_bwrap",
+    "bwrap_privileges": "_bwrap",
     "EgressProxy": "_egress",
     "Event": "_events",
     "FileAccess": "_events",
@@ -120,6 +124,7 @@ __all__ = [
     "SandboxLayout",
     "active",
     "bwrap_path",
+    "bwrap_privileges",
     "enter",
     "host_matches",
     "install",

@@ -142,16 +142,13 @@ async def _execute(
     if bwrap is not None:
         sandbox_env = {"FLIGHTDECK_MOUNT": mount_path, "FLIGHTDECK_COLLECT": collect_path}
         extra: list[tuple[Path, str]] = []
+        socket_path = scratch / "egress.sock"
         if proxy.hosts:
             # Network only through the proxy: the sandbox keeps an empty netns.
-            socket_path = scratch / "egress.sock"
-            await proxy.start(socket_path)
             url = f"http://127.0.0.1:{EgressProxy.PORT}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
                 sandbox_env[name] = url
-            if rootfs is not None:  # an image need not have python3: relay from the host
-                relay = Relay(socket_path)
-            else:
+            if rootfs is None:  # an image need not have python3: relayed from the host
                 extra.append((socket_path, EgressProxy.SOCKET_IN_SANDBOX))
                 command = ["python3", "-c", EgressProxy.FORWARDER, *command]
         argv = bwrap_argv(
@@ -163,6 +160,9 @@ async def _execute(
             env=sandbox_env,
             rootfs=rootfs,
         )
+        if proxy.hosts:  # once the argv stands: a refused mount point starts nothing
+            relay = Relay(socket_path) if rootfs is not None else None
+            await proxy.start(socket_path)
         env = {"PATH": SAFE_PATH}
     else:
         argv = [

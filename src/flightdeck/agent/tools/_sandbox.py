@@ -7,6 +7,11 @@ private `/tmp` (also `HOME`), fresh `/proc` and `/dev`, new PID, IPC, UTS
 and user namespaces, and the network as configured. Nothing else of the
 host is there: not the user's home, not the agent's session files.
 
+No privilege either (`guard.bwrap_privileges`): every capability dropped,
+root inside as "nobody" and no new user namespaces where the host allows
+user namespaces at all, so an agent started as root cannot remount a
+read-only directory writable or unmount the file that masks a secret.
+
 The environment is built, never inherited: only allow-listed names pass, and
 the agent's provider credentials are refused even when listed, so a command
 cannot print a key the agent holds. This applies with or without bubblewrap.
@@ -178,9 +183,10 @@ def sandbox_argv(
 ) -> list[str]:
     """`system` narrows the read-only system directories (default: all of
     `SandboxLayout.SYSTEM_DIRS`, with the secrets under /etc masked)."""
-    from flightdeck.guard import SandboxLayout
+    from flightdeck.guard import SandboxLayout, bwrap_privileges
 
-    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--clearenv"]
+    argv = [bwrap, *bwrap_privileges(), "--die-with-parent", "--new-session"]
+    argv += ["--unshare-all", "--clearenv"]
     if network:
         argv.append("--share-net")
     for folder in SandboxLayout.SYSTEM_DIRS if system is None else system:
@@ -205,6 +211,7 @@ def sandbox_argv(
         argv += ["--bind", source, target]
     for key, value in env.items():
         argv += ["--setenv", key, value]
+    argv += ["--remount-ro", "/"]  # bubblewrap's own root: last, once every mount point exists
     return [*argv, "--", *command]
 
 
