@@ -175,8 +175,10 @@ def test_session_load_during_a_streaming_prompt_answers_it_cancelled(
     sid = _session(agent, ws)
     agent.send({"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": _prompt(sid)})
     agent.until(
-        lambda m: m.get("method") == "session/update"
-        and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        lambda m: (
+            m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        )
     )
     params = {"cwd": str(ws), "sessionId": sid, "mcpServers": []}
     agent.send({"jsonrpc": "2.0", "id": "l", "method": "session/load", "params": params})
