@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.agent.acp._frames import (
-    BULKY,
     RESPONSE_INVALID,
     RESPONSE_TOO_LARGE,
     FrameCheck,
@@ -185,24 +184,20 @@ def test_an_error_with_a_null_id_is_named_not_answered(error: Any, said: str) ->
     assert check.pending == {0: "m"}
 
 
-def test_a_line_over_the_limit_fails_every_pending_bulky_request_only() -> None:
-    check = _waiting("session/request_permission", *sorted(BULKY), "fs/write_text_file")
+def test_a_line_over_the_limit_fails_every_pending_request() -> None:
+    check = _waiting("session/request_permission", "fs/read_text_file", "terminal/output")
     verdict = check.too_long("Line too long: 20000000 bytes")
     assert verdict.reply is not None and verdict.reply["id"] is None
     assert verdict.reply["error"]["code"] == -32600
     assert verdict.reply["error"]["data"] == {"details": "Line too long: 20000000 bytes"}
-    assert [f["id"] for f in verdict.deliver] == [1, 2]
+    assert [f["id"] for f in verdict.deliver] == [0, 1, 2]
     for failure in verdict.deliver:
         assert failure["error"]["data"] == {"code": RESPONSE_TOO_LARGE}
-        assert "over 16777216 bytes" in failure["error"]["message"]
-    assert verdict.note is not None and "failed 2 pending request(s)" in verdict.note
-    assert check.pending == {0: "session/request_permission", 3: "fs/write_text_file"}
+        assert failure["error"]["message"] == "the client's answer is over 16777216 bytes"
+    assert verdict.note == "the client's answer is over 16777216 bytes: failed 3 pending request(s)"
+    assert check.pending == {}
     again = check.too_long("Line too long")
     assert again.deliver == () and again.note is None and again.reply is not None
-
-
-def test_bulky_requests_are_the_file_read_and_the_terminal_output() -> None:
-    assert frozenset({"fs/read_text_file", "terminal/output"}) == BULKY
 
 
 _json = st.recursive(
@@ -215,7 +210,7 @@ _frames = st.dictionaries(_keys, _json, max_size=5) | _json
 
 
 @settings(max_examples=400, deadline=None)
-@given(frame=_frames, pending=st.lists(st.sampled_from([*sorted(BULKY), "m"]), max_size=3))
+@given(frame=_frames, pending=st.lists(st.sampled_from(["fs/read_text_file", "m"]), max_size=3))
 def test_any_json_gets_a_verdict_and_only_well_formed_messages_go_on(
     frame: Any, pending: list[str]
 ) -> None:

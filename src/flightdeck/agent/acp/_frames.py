@@ -19,7 +19,8 @@ A bad request is answered with JSON-RPC's code and a null id. A bad response
 cannot be answered (a response to a response would start a loop): it is
 named on stderr, and when it was meant for a pending request, that request
 is failed with an error in place of the answer, so nothing waits for a
-reply that will never come.
+reply that will never come. A line over the length limit is never read, so
+which request it answered cannot be known: every pending request fails.
 """
 
 from __future__ import annotations
@@ -34,9 +35,6 @@ from flightdeck.agent._limits import MAX_LINE_BYTES, line_problem
 # `error.data.code` of the error put in place of a client's answer.
 RESPONSE_INVALID = "acp.response_invalid"
 RESPONSE_TOO_LARGE = "acp.response_too_large"
-# Requests whose answers carry bulk the client controls (a file's text, a
-# terminal's output): the ones an answer over the line limit can be for.
-BULKY = frozenset({"fs/read_text_file", "terminal/output"})
 # How much of a client's value a diagnostic quotes.
 _QUOTE = 120
 
@@ -170,21 +168,18 @@ class FrameCheck:
         return Verdict(deliver=(failed(request_id, why),), note=f"dropped: {why}")
 
     def too_long(self, detail: str) -> Verdict:
-        """A line over the limit, skipped unread: whatever it was, it is
-        refused; if it was an answer, it was one of the bulky ones, so each
-        pending bulky request fails (its caller may ask for less)."""
+        """A line over the limit, skipped unread: it is refused, and since
+        which request it may have answered cannot be known, every pending
+        request fails (a Read then asks for less: `_client_fs`)."""
         why = f"the client's answer is over {MAX_LINE_BYTES} bytes"
-        bulky = [rid for rid, method in self.pending.items() if method in BULKY]
-        failures = tuple(failed(rid, why, RESPONSE_TOO_LARGE) for rid in bulky)
-        for rid in bulky:
-            del self.pending[rid]
-        note = f"{why}: failed {len(bulky)} pending request(s)" if bulky else None
+        failures = tuple(failed(rid, why, RESPONSE_TOO_LARGE) for rid in self.pending)
+        note = f"{why}: failed {len(failures)} pending request(s)" if failures else None
+        self.pending.clear()
         reply = error_response(-32600, "Invalid request", detail)
         return Verdict(deliver=failures, reply=reply, note=note)
 
 
 __all__ = [
-    "BULKY",
     "RESPONSE_INVALID",
     "RESPONSE_TOO_LARGE",
     "FrameCheck",
