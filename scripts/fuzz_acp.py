@@ -114,6 +114,7 @@ class Agent:
         self.asks: queue.Queue[dict[str, Any]] = queue.Queue()
         self.answers: dict[Any, dict[str, Any]] = {}  # our request id -> its response
         self.lines = 0
+        self.died = False
         self.not_strict: list[bytes] = []
         self.err: list[bytes] = []
         self.changed = threading.Condition()
@@ -150,8 +151,11 @@ class Agent:
 
     def write(self, line: bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(line + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:  # the agent died: the report says so
+            self.died = True
 
     def call(self, request_id: str, method: str, params: Any, seconds: float = 60) -> Any:
         self.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
@@ -202,6 +206,8 @@ def main() -> int:
     kinds: dict[str, int] = {}
     huge_left = args.huge
     for index in range(args.frames):
+        if agent.died:
+            break
         running = prompts and prompts[-1] not in agent.answers
         if not running:
             calls = [ToolCall("Write", {"file_path": f"w{index}.txt", "content": "x"}),
@@ -221,14 +227,19 @@ def main() -> int:
         agent.write(line)
     # What the agent still asks gets malformed answers until every prompt is answered.
     deadline = time.monotonic() + 120
-    while any(p not in agent.answers for p in prompts) and time.monotonic() < deadline:
+    while (
+        any(p not in agent.answers for p in prompts)
+        and time.monotonic() < deadline
+        and not agent.died
+    ):
         request = _next_ask(agent, 0.5)
         if request is not None:
             agent.write(malformed_answers(request["id"])["error is a string"])
     unanswered = [p for p in prompts if p not in agent.answers]
-    final = agent.call(str(FINAL), "initialize", {"protocolVersion": 1})
+    final = None if agent.died else agent.call(str(FINAL), "initialize", {"protocolVersion": 1})
     assert agent.proc.stdin is not None
-    agent.proc.stdin.close()
+    if not agent.died:
+        agent.proc.stdin.close()
     code = agent.proc.wait(120)
     for reader in agent.readers:
         reader.join(10)
@@ -236,6 +247,7 @@ def main() -> int:
     stderr = b"".join(agent.err).decode(errors="replace")
     report = {
         "frames": args.frames,
+        "died_early": agent.died,
         "frame_kinds": kinds,
         "stdout_lines": agent.lines,
         "not_strict_json_lines": len(agent.not_strict),
