@@ -174,3 +174,71 @@ def test_a_whole_answer_is_read_as_before(ws: Workspace) -> None:
     out = _run(_tools(client)["Read"], {"file_path": "big.log", "offset": 2, "limit": 1}, ws)
     assert out == "     2\trow 2\n... (1 more lines; use offset/limit to read them)"
     assert client.asked == [(None, None)]
+
+
+# ---- the other refusals of the client-backed tools ------------------------------
+
+
+class WritingClient(StubClient):
+    def __init__(self, text: str, refuse_writes: bool = False) -> None:
+        super().__init__(text, whole=None)
+        self.refuse_writes = refuse_writes
+        self.written: dict[str, str] = {}
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        if self.refuse_writes:
+            raise RequestError(-32603, "read-only buffer")
+        self.written[path] = content
+        self.text = content
+
+
+def _full_tools(client: StubClient) -> dict[str, Tool]:
+    from flightdeck.agent.tools import WriteTool
+
+    tools: dict[str, Tool] = {"Read": ReadTool(), "Edit": EditTool(), "Write": WriteTool()}
+    use_client_fs(tools, ClientFiles(client, "s1"))  # type: ignore[arg-type]
+    return tools
+
+
+def test_write_refusals(ws: Workspace) -> None:
+    refusing = _full_tools(WritingClient("", refuse_writes=True))["Write"]
+    with pytest.raises(ToolFailure, match=r"cannot write a\.txt: read-only buffer"):
+        _run(refusing, {"file_path": "a.txt", "content": "x"}, ws)
+    (Path(ws.root) / "folder").mkdir()
+    client = WritingClient("")
+    with pytest.raises(ToolFailure, match="folder exists and is not a regular file"):
+        _run(_full_tools(client)["Write"], {"file_path": "folder", "content": "x"}, ws)
+    assert client.written == {}
+    out = _run(_full_tools(client)["Write"], {"file_path": "big.log", "content": "new"}, ws)
+    assert out == "Updated big.log (3 characters)"
+    out = _run(_full_tools(client)["Write"], {"file_path": "n.txt", "content": "ab"}, ws)
+    assert out == "Created n.txt (2 characters)"
+
+
+def test_edit_refusals(ws: Workspace) -> None:
+    client = WritingClient("alpha beta\n")
+    tools = _full_tools(client)
+    edit = {"file_path": "big.log", "old_string": "alpha", "new_string": "gamma"}
+    with pytest.raises(ToolFailure, match=r"Read big\.log before editing it"):
+        _run(tools["Edit"], edit, ws)
+    _run(tools["Read"], {"file_path": "big.log"}, ws)
+    with pytest.raises(ToolFailure, match="old_string and new_string are the same"):
+        _run(tools["Edit"], {**edit, "new_string": "alpha"}, ws)
+    client.text = "alpha beta changed\n"  # the editor's buffer changed since the Read
+    with pytest.raises(ToolFailure, match=r"big\.log changed since it was last read"):
+        _run(tools["Edit"], edit, ws)
+    assert client.written == {}
+    _run(tools["Read"], {"file_path": "big.log"}, ws)
+    _run(tools["Edit"], edit, ws)
+    assert client.written == {str(Path(ws.root) / "big.log"): "gamma beta changed\n"}
+
+
+def test_images_and_folders_are_read_from_disk(ws: Workspace) -> None:
+    client = StubClient("not asked", whole=None)
+    (Path(ws.root) / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 8)
+    out = asyncio.run(_tools(client)["Read"].run({"file_path": "pic.png"}, ws))
+    assert out.output_type == "image"
+    (Path(ws.root) / "sub").mkdir()
+    with pytest.raises(ToolFailure, match="sub is a directory"):
+        _run(_tools(client)["Read"], {"file_path": "sub"}, ws)
+    assert client.asked == []

@@ -38,8 +38,11 @@ def _waiting(*methods: str) -> FrameCheck:
 
 def _refusal(verdict: Verdict) -> tuple[int, str]:
     assert verdict.deliver == () and verdict.reply is not None
-    assert verdict.reply["id"] is None
-    return verdict.reply["error"]["code"], verdict.reply["error"]["data"]["details"]
+    assert verdict.reply["id"] is None and verdict.reply["jsonrpc"] == "2.0"
+    error = verdict.reply["error"]
+    names = {-32700: "Parse error", -32600: "Invalid request"}
+    assert error["message"] == names[error["code"]]
+    return error["code"], error["data"]["details"]
 
 
 REQUEST = {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": 1}}
