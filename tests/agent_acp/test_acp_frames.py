@@ -261,3 +261,31 @@ def test_a_file_answer_over_the_line_limit_fails_the_read_which_asks_for_its_win
     assert "too large to edit through the client" in edit_result["content"][0]["text"]
     assert "failed 1 pending request(s)" in agent.stderr
     _alive(agent)
+
+
+def test_a_client_that_stops_reading_ends_the_agent_cleanly(tmp_path: Path) -> None:
+    """The error answering a bad line cannot be written once the client has
+    closed its end of stdout; that was a crash (SIGABRT). The client is gone:
+    the agent ends as at end of input."""
+    import os
+    import subprocess
+
+    from tests.agent_acp._harness import FLIGHTDECK
+
+    read_end, write_end = os.pipe()
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test", "FLIGHTDECK_HOME": str(tmp_path)}
+    proc = subprocess.Popen(
+        [FLIGHTDECK, "agent", "--acp"],
+        stdin=subprocess.PIPE,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(write_end)
+    os.close(read_end)  # nobody reads the agent's stdout any more
+    assert proc.stdin is not None and proc.stderr is not None
+    proc.stdin.write(b"not json\n")
+    proc.stdin.flush()
+    assert proc.wait(30) == 0
+    assert "Traceback" not in proc.stderr.read().decode(errors="replace")
+    proc.stdin.close()

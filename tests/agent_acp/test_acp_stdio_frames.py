@@ -103,6 +103,10 @@ def test_a_client_gone_from_stdout_is_a_connection_error() -> None:
             with pytest.raises(ConnectionError, match="the client closed stdout"):
                 await frames.send({"jsonrpc": "2.0", "method": "m"})
             assert frames.closed
+            # a bad line's error cannot be sent: the client is gone, as at EOF
+            request = b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\n'
+            frames = StdioFrames(io.BytesIO(b"not json\n" + request), stdout)
+            assert await frames.receive() is None
         out = _Out()
         frames = StdioFrames(io.BytesIO(b""), out)  # type: ignore[arg-type]
         await frames.close()

@@ -79,7 +79,10 @@ class StdioFrames:
             if verdict.note is not None:
                 print(f"flightdeck agent: acp: {verdict.note}", file=sys.stderr, flush=True)
             if verdict.reply is not None:
-                await self.send(verdict.reply)
+                try:
+                    await self.send(verdict.reply)
+                except ConnectionError:  # the client is gone: as at end of input
+                    return None
             self._ready.extend(verdict.deliver)
         return self._ready.popleft()
 
