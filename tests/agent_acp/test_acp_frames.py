@@ -168,6 +168,23 @@ def test_a_boolean_id_never_answers_the_request_it_equals(
         assert fresh.close() == 0
 
 
+def test_a_models_non_finite_arguments_reach_the_client_as_null(
+    agent: RawAgent, server: FakeLLMServer, ws: Path
+) -> None:
+    """Not only the client's bytes: the provider's decoder reads NaN in a
+    model's tool arguments, and `rawInput` carries them to the client as
+    null, in strict JSON (every line is read strictly here)."""
+    arguments = '{"file_path": "a.txt", "content": "x", "n": NaN, "m": [Infinity]}'
+    server.add(Turn(tool_calls=[ToolCall("Write", arguments)]), Turn(text="ok"))
+    sid = _session(agent, ws)
+    reply = agent.request("session/prompt", _prompt(sid))
+    assert reply["result"]["stopReason"] == "end_turn"
+    [asked] = [r for r in agent.asked if r["params"].get("sessionId") == sid]
+    expected = {"file_path": "a.txt", "content": "x", "n": None, "m": [None]}
+    assert asked["params"]["toolCall"]["rawInput"] == expected
+    assert (ws / "a.txt").read_text() == "x"
+
+
 def test_session_load_during_a_streaming_prompt_answers_it_cancelled(
     agent: RawAgent, server: FakeLLMServer, ws: Path
 ) -> None:
