@@ -374,6 +374,10 @@ class Bridge:
                 future.set_result(TurnEnd("cancelled"))
 
     async def close(self) -> None:
+        """The session ends (`session/load` of its id, end of input): its
+        prompts are answered `cancelled`, as for `session/cancel`, not with
+        the stop reason the interrupted stream happens to end with."""
+        self._cancelled.update(self._turns)
         if self.agent is not None:
             await self.agent.close()
         for extensions in self.closers:
@@ -382,4 +386,5 @@ class Bridge:
             task.cancel()
         for future in self._turns.values():
             if not future.done():
-                future.cancel()
+                future.set_result(TurnEnd("cancelled"))
+        self._turns.clear()

@@ -9,6 +9,12 @@ and only that absolute path is sent. Images are still read from disk (the
 client's fs is text only). Edit's rule is kept with content in place of
 mtimes: a file must have been read (or written) in this session, and be the
 same text now, before it is edited.
+
+A file is asked for whole, so Read can say how many lines are left and Edit
+can compare it. An answer longer than a stdin line may be (16 MiB) cannot be
+read; the frame check fails the request instead (`RESPONSE_TOO_LARGE`), and
+Read then asks for just its window (`line`/`limit` of `fs/read_text_file`).
+A window that is still too large, or an Edit of such a file, is a tool error.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from acp import Client
+from acp import Client, RequestError
 
+from flightdeck.agent.acp._frames import RESPONSE_TOO_LARGE
 from flightdeck.agent.acp._standin import StandIn
 from flightdeck.agent.tools import (
     IMAGE_TYPES,
@@ -35,9 +42,21 @@ from flightdeck.agent.tools import (
     unified_diff,
 )
 
+# Read's format: `cat -n` numbering, each line cut at this many characters.
+_MAX_LINE = 2000
+
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class TooLarge(ToolFailure):
+    """The client's answer was over the line limit and could not be read."""
+
+
+def _too_large(exc: RequestError) -> bool:
+    data = exc.data
+    return isinstance(data, dict) and data.get("code") == RESPONSE_TOO_LARGE
 
 
 class ClientFiles:
@@ -48,9 +67,19 @@ class ClientFiles:
         self.session_id = session_id
         self.seen: dict[Path, str] = {}  # path -> digest of the text last read or written
 
-    async def read(self, path: Path, raw: str) -> str:
+    async def read(
+        self, path: Path, raw: str, line: int | None = None, limit: int | None = None
+    ) -> str:
+        """The file's text (with `line`, `limit`: those lines of it)."""
         try:
-            reply = await self.client.read_text_file(session_id=self.session_id, path=str(path))
+            reply = await self.client.read_text_file(
+                session_id=self.session_id, path=str(path), line=line, limit=limit
+            )
+        except RequestError as exc:
+            if _too_large(exc):
+                what = raw if line is None else f"lines {line}.. of {raw}"
+                raise TooLarge(f"cannot read {what}: the client's answer is over 16 MiB") from None
+            raise ToolFailure(f"cannot read {raw}: {exc}") from None
         except Exception as exc:  # the client's refusal or failure is the tool's answer
             raise ToolFailure(f"cannot read {raw}: {exc}") from None
         return str(reply.content)
@@ -85,9 +114,35 @@ class ClientRead(_Wrapped):
         if path.suffix.lower() in IMAGE_TYPES or path.is_dir():
             return await self.disk.run(args, ws)  # images (and the directory error) from disk
         offset, limit = read_window(args)
-        text = await self.files.read(path, raw)
+        try:
+            text = await self.files.read(path, raw)
+        except TooLarge:
+            return ToolOutput(await self._window(path, raw, offset, limit))
         self.files.seen[path] = _digest(text)
         return ToolOutput(numbered_lines(text, offset, limit))
+
+    async def _window(self, path: Path, raw: str, offset: int, limit: int) -> str:
+        """Lines `offset`.. of a file too large to be sent whole. How many
+        lines follow is unknown; a full window says more may."""
+        try:
+            text = await self.files.read(path, raw, line=offset, limit=limit)
+        except TooLarge as exc:
+            raise ToolFailure(f"{exc}; read fewer lines (a smaller limit)") from None
+        self.files.seen[path] = _digest(text)  # an Edit compares, and fails: too large
+        lines = text.splitlines()
+        if len(lines) > limit:  # a client that ignores the range sent the whole text
+            return numbered_lines(text, offset, limit)
+        if not lines:
+            if offset == 1:
+                return "(empty file)"
+            raise ToolFailure(f"offset {offset} is past the end of the file")
+        numbered = [f"{n:>6}\t{line[:_MAX_LINE]}" for n, line in enumerate(lines, start=offset)]
+        if len(lines) == limit:
+            numbered.append(
+                f"... (more lines may follow; {raw} is too large to be read whole"
+                " through the client: use offset/limit to read them)"
+            )
+        return truncate("\n".join(numbered))
 
 
 class ClientWrite(_Wrapped):
@@ -114,7 +169,10 @@ class ClientEdit(_Wrapped):
             raise ToolFailure(f"Read {raw} before editing it")
         if old == new:
             raise ToolFailure("old_string and new_string are the same")
-        before = await self.files.read(path, raw)
+        try:
+            before = await self.files.read(path, raw)
+        except TooLarge as exc:
+            raise ToolFailure(f"{exc}: too large to edit through the client") from None
         if _digest(before) != seen:
             raise ToolFailure(f"{raw} changed since it was last read; read it again")
         after = replace_text(before, old, new, replace_all, raw)

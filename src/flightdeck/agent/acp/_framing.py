@@ -6,9 +6,14 @@ JSON but not an object ends its receive loop. JSON-RPC 2.0 asks for an error
 response with a null id instead (-32700 parse error, -32600 invalid request),
 and a client's bad line must not end the agent. So the agent hands the
 library this transport: lines are read the way the JSON stream reads them (a
-thread, any kind of stdin, a bounded line length), bad frames are answered
-here, and only message objects go on. Routing, ids and responses stay the
-library's.
+thread, any kind of stdin, a bounded line length), each is judged by
+`_frames.FrameCheck` (which knows the agent's unanswered requests, since
+every request leaves through `send`), and only well-formed messages go on.
+Routing, ids and responses stay the library's.
+
+What is written is strict JSON too: a value the library or the engine hands
+over with a non-finite float (a model's tool arguments may carry one) is
+written with null in its place, never as `NaN`.
 """
 
 from __future__ import annotations
@@ -16,35 +21,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
 from flightdeck.agent._lines import Line, ProtocolProblem, read_lines
+from flightdeck.agent.acp._frames import FrameCheck
 
 
-def _error(code: int, message: str, detail: str) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {"code": code, "message": message, "data": {"details": detail}},
-    }
-
-
-def check_frame(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """One line as (message, None), or (None, the error response to send)."""
+def encode(message: dict[str, Any]) -> bytes:
+    """One line of strict JSON (RFC 8259: no NaN or Infinity)."""
     try:
-        value = json.loads(line)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # Recursion: too deep
-        return None, _error(-32700, "Parse error", str(exc))
-    if not isinstance(value, dict):
-        return None, _error(-32600, "Invalid request", "a message must be a JSON object")
-    if "method" in value and not isinstance(value["method"], str):
-        return None, _error(-32600, "Invalid request", "method must be a string")
-    if "method" not in value and "id" not in value:
-        return None, _error(-32600, "Invalid request", "neither a request nor a response")
-    if "id" in value and not isinstance(value["id"], str | int | None):
-        return None, _error(-32600, "Invalid request", "id must be a string or a number")
-    return value, None
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a non-finite float: the decoder's hook turns each into null
+        lenient = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        value = json.loads(lenient, parse_constant=lambda _name: None)
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # A lone surrogate (a non-UTF-8 file name) becomes an escape, not an error.
+    return (text + "\n").encode("utf-8", "backslashreplace")
 
 
 class StdioFrames:
@@ -54,14 +49,15 @@ class StdioFrames:
         self._lines: AsyncIterator[Line] = read_lines(stdin)
         self._stdout = stdout
         self._fd = stdout.fileno()
+        self._check = FrameCheck()
+        self._ready: deque[dict[str, Any]] = deque()  # judged, not yet handed over
         self.closed = False
 
     async def send(self, message: dict[str, Any]) -> None:
         if self.closed:
             raise ConnectionError("the client closed stdout")
-        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
-        # A lone surrogate (a non-UTF-8 file name) becomes an escape, not an error.
-        view = memoryview(data.encode("utf-8", "backslashreplace"))
+        view = memoryview(encode(message))
+        self._check.sent(message)  # before writing: the answer may come at once
         try:
             while view:  # one message is written whole before the next starts
                 view = view[os.write(self._fd, view) :]
@@ -70,18 +66,25 @@ class StdioFrames:
             raise ConnectionError("the client closed stdout") from None
 
     async def receive(self) -> dict[str, Any] | None:
-        async for line in self._lines:
+        while not self._ready:
+            line = await anext(self._lines, None)
+            if line is None:
+                return None
             if isinstance(line, ProtocolProblem):  # too long: skipped unread
-                await self.send(_error(-32600, "Invalid request", line.message))
+                verdict = self._check.too_long(line.message)
+            elif not line.strip():
                 continue
-            if not line.strip():
-                continue
-            message, error = check_frame(line)
-            if message is not None:
-                return message
-            if error is not None:
-                await self.send(error)
-        return None
+            else:
+                verdict = self._check.check(line)
+            if verdict.note is not None:
+                print(f"flightdeck agent: acp: {verdict.note}", file=sys.stderr, flush=True)
+            if verdict.reply is not None:
+                try:
+                    await self.send(verdict.reply)
+                except ConnectionError:  # the client is gone: as at end of input
+                    return None
+            self._ready.extend(verdict.deliver)
+        return self._ready.popleft()
 
     async def close(self) -> None:
         self.closed = True
