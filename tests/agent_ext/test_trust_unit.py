@@ -65,10 +65,13 @@ def test_an_untrusted_workspace_holds_its_servers_and_drivers(tmp_path: Path) ->
     mine = tmp_path / "mine-ran"
     config_dir().mkdir(parents=True)
     (config_dir() / "config.toml").write_text(probe_toml("mine", mine))
-    assert workspace_starts(AgentSettings(workspace=ws)) == [
-        f"MCP server probe ({sys.executable} -c {probe_command(ran)})",
-        f"the SDK drivers in {ws / '.drivers'} (Python code)",
-    ]
+    assert workspace_starts(ws) == (
+        [
+            f"MCP server probe ({sys.executable} -c {probe_command(ran)})",
+            f"the SDK drivers in {ws / '.drivers'} (Python code)",
+        ],
+        [],
+    )
     problems, statuses = loaded(ws)
     assert not ran.exists() and mine.exists()
     assert statuses["probe"].code == "workspace.untrusted" and not statuses["probe"].connected
@@ -92,8 +95,8 @@ def test_trusted_by_any_of_the_three_ways_starts_them(tmp_path: Path) -> None:
         assert ran.exists(), how
         assert statuses["probe"].code != "workspace.untrusted"
         assert not any("is not trusted" in p for p in problems)
-        assert workspace_starts(AgentSettings(workspace=ws, trust_workspace=how == "host")) == (
-            [] if how != "person" else workspace_starts(AgentSettings(workspace=ws))
+        assert workspace_starts(ws, host=how == "host") == (
+            ([], []) if how != "person" else workspace_starts(ws)
         )
 
 
@@ -103,7 +106,7 @@ def test_a_workspace_with_nothing_to_start_says_nothing(tmp_path: Path) -> None:
     (ws / "flightdeck.toml").write_text("[mcp]\nconnect_timeout = 3\n")
     problems, statuses = loaded(ws)
     assert problems == [] and statuses == {}
-    assert workspace_starts(AgentSettings(workspace=ws)) == []
+    assert workspace_starts(ws) == ([], [])
 
 
 def test_an_unreadable_user_config_trusts_nothing_and_says_why(tmp_path: Path) -> None:
@@ -137,4 +140,4 @@ def test_a_workspace_file_that_does_not_read_asks_nothing(tmp_path: Path) -> Non
     ws = tmp_path / "broken"
     ws.mkdir()
     (ws / "flightdeck.toml").write_text("[mcp.servers.x\n")
-    assert workspace_starts(AgentSettings(workspace=ws)) == []
+    assert workspace_starts(ws) == ([], [])

@@ -84,14 +84,21 @@ def decide_trust(workspace: Path, *, host: bool = False) -> Trust:
     return Trust(False)
 
 
-def trust_notice(workspace: Path, held: Sequence[str]) -> str:
-    """The `info` line for what an untrusted workspace would have started."""
-    listed = "; ".join(held)
+def trust_notice(workspace: Path, held: Sequence[str], ignored: Sequence[str] = ()) -> str:
+    """The `info` line for what an untrusted workspace would have started
+    (`held`) and the settings of its files that were ignored (`ignored`,
+    `_screen.py`)."""
+    settings = f"{'; '.join(ignored)} (yours apply instead)"
+    if held:
+        told = f"its own files started nothing ({UNTRUSTED}): {'; '.join(held)}."
+        if ignored:
+            told += f" These settings of its files were ignored: {settings}."
+    else:
+        told = f"these settings of its own files were ignored ({UNTRUSTED}): {settings}."
     return (
-        f"Workspace {workspace} is not trusted, so its own files started nothing "
-        f"({UNTRUSTED}): {listed}. To trust it: `flightdeck config trust {workspace}` "
-        f"(adds it to [trust] workspaces in {user_file()}), or start the agent "
-        f"with {FLAG}."
+        f"Workspace {workspace} is not trusted, so {told} To trust it: "
+        f"`flightdeck config trust {workspace}` (adds it to [trust] workspaces in "
+        f"{user_file()}), or start the agent with {FLAG}."
     )
 
 
