@@ -141,3 +141,27 @@ def test_a_workspace_file_that_does_not_read_asks_nothing(tmp_path: Path) -> Non
     ws.mkdir()
     (ws / "flightdeck.toml").write_text("[mcp.servers.x\n")
     assert workspace_starts(ws) == ([], [])
+
+
+def test_ignored_settings_alone_are_named_with_how_to_trust(tmp_path: Path) -> None:
+    """Settings the screening ignored (config/_screen.py) are named in the
+    one notice, with no server or driver held; an unreadable trust table is
+    said too."""
+    ws = tmp_path / "settings-only"
+    ws.mkdir()
+    settings = AgentSettings(workspace=ws, ignored_settings=("[agent] mode",))
+
+    async def problems() -> list[str]:
+        ext = await load_extensions(settings, {})
+        return list(ext.problems)
+
+    [notice] = asyncio.run(problems())
+    assert "these settings of its own files were ignored" in notice and "[agent] mode" in notice
+    assert "started nothing" not in notice
+    config_dir().mkdir(parents=True)
+    (config_dir() / "config.toml").write_text("[trust]\nworkspaces = 'all'\n")
+    found = asyncio.run(problems())
+    assert any("workspace trust not read" in p for p in found)
+    assert any("[agent] mode" in p for p in found)
+    plain = AgentSettings(workspace=ws)  # nothing to decide: the trust table is not read
+    assert asyncio.run(load_extensions(plain, {})).problems == []
