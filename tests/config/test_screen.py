@@ -84,6 +84,27 @@ def test_the_narrowing_rules_compare_against_the_settings_defaults() -> None:
     assert all(r.narrower is not None for r in KEYS.values() if r.kind == "narrowing")
 
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "agent-extensions.md"
+
+
+def test_the_docs_table_is_the_code_table() -> None:
+    """docs/agent-extensions.md "Settings an untrusted workspace may set"
+    lists every key of `KEYS` with its kind, and nothing else."""
+    text = DOCS.read_text()
+    rows = text[text.index("| key | kind | untrusted |") :].split("\n\n", 1)[0].splitlines()[2:]
+    documented: dict[str, str] = {}
+    for row in rows:
+        cell, kind = (part.strip() for part in row.split("|")[1:3])
+        head = re.match(r"`\[([\w.*]+)\]\s*(\w+)?`", cell)
+        if head is None or head.group(1) == "mcp":  # "any other key", the extension loader's
+            continue
+        names = [head.group(2)] if head.group(2) else []
+        names += re.findall(r"`(\w+)`", cell[head.end() :])
+        for name in names:
+            documented[f"{head.group(1)}.{name}"] = kind.split()[0].rstrip(":")
+    assert documented == {key: rule.kind for key, rule in KEYS.items()}
+
+
 # ---- single keys -------------------------------------------------------------
 
 
@@ -195,7 +216,18 @@ def test_the_users_sandbox_parts_stay_whatever_form_either_file_used() -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["base_url", "headers", "api_path", "organization", "aws_region", "aws_profile"]
+    "key",
+    [
+        "base_url",
+        "headers",
+        "api_path",
+        "organization",
+        "aws_region",
+        "aws_profile",
+        "region",
+        "project_id",
+        "access_token",
+    ],
 )
 def test_endpoints_headers_and_accounts_are_never_taken(key: str) -> None:
     for provider in ("anthropic", "openai", "my.proxy"):
@@ -207,7 +239,10 @@ def test_endpoints_headers_and_accounts_are_never_taken(key: str) -> None:
 def test_harmless_keys_pass_and_ask_for_no_trust() -> None:
     layer = {
         "agent": {"model": "m", "max_turns": 3, "system_prompt": "hi", "context_window": 9000},
-        "providers": {"openai": {"reasoning_effort": "low", "max_tokens_field": "f"}},
+        "providers": {
+            "openai": {"reasoning_effort": "low", "max_tokens_field": "f", "timeout": 9},
+            "anthropic": {"prompt_caching": False},
+        },
         "mcp": {"connect_timeout": 3, "servers": {"x": {"command": "x"}}},
         "library": {"paths": ["/x"]},
     }

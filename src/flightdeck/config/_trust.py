@@ -3,8 +3,9 @@
 A workspace's files are whoever wrote the repository's: a cloned project's
 `flightdeck.toml` can name MCP server commands (and URLs the agent would
 send `${VAR}` secrets to), and its `.drivers/` hold Python code the agent
-imports to offer manifest tools. None of that starts until the user trusts
-the workspace, in one of three ways, decided here and nowhere else:
+imports to offer manifest tools. None of that starts, and none of its
+settings loosens the user's (`_screen.py`), until the user trusts the
+workspace, in one of three ways, decided here and nowhere else:
 
 - `[trust] workspaces = ["/path", ...]` in the user's own `config.toml`
   (`flightdeck config trust PATH` writes it). Only the user's file counts:
