@@ -37,16 +37,24 @@ def _run(
 
 
 def _both(
-    tmp_path: Path, args: list[str], env: dict[str, str], config: str = "", data_file: bool = False
+    tmp_path: Path,
+    args: list[str],
+    env: dict[str, str],
+    config: str = "",
+    data_file: bool = False,
+    trusted: bool = True,
 ) -> tuple[subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes]]:
     """The same start, plain (early `ready`) and through the usual path (an
     empty AionUi compat file in the workspace, which changes no setting),
-    each with a home of its own."""
+    each with a home of its own, whose config trusts the workspace when
+    `trusted` (else its settings are screened: config/_screen.py)."""
     runs = []
     for name, usual in (("plain", False), ("usual", True)):
         ws, home = tmp_path / name / "ws", tmp_path / name / "home"
         ws.mkdir(parents=True)
-        home.mkdir()
+        (home / "config").mkdir(parents=True)
+        if trusted:
+            (home / "config" / "config.toml").write_text(f"[trust]\nworkspaces = [{str(ws)!r}]\n")
         (ws / "flightdeck.toml").write_text(config)
         if usual:
             (ws / ".aionrs.toml").write_text("")
@@ -76,6 +84,22 @@ def test_the_early_lines_equal_the_usual_paths(
     # every line: `ready`, the sandbox notice when there is one, `pong`
     assert plain.stdout == usual.stdout
     assert b"differs" not in plain.stderr  # the engine's own check of the early line
+
+
+def test_an_untrusted_workspaces_settings_are_screened_alike_on_both_paths(
+    tmp_path: Path,
+) -> None:
+    """The plain start decides trust before `ready` as the usual path does:
+    the same `ready` (the user's mode, not the workspace's yolo), the same
+    notice after it."""
+    config = "[agent]\nmode = 'yolo'\n[agent.sandbox]\nmode = 'off'\n"
+    plain, usual = _both(tmp_path, ["--session-id", "s1"], KEY, config, trusted=False)
+    assert plain.returncode == usual.returncode == 0
+    assert plain.stdout == usual.stdout.replace(b"/usual/", b"/plain/")
+    ready = json.loads(plain.stdout.splitlines()[0])
+    assert ready["capabilities"]["current_mode"] == "default"
+    assert b"[agent] mode; [agent.sandbox] mode" in plain.stdout
+    assert b"differs" not in plain.stderr
 
 
 @pytest.mark.parametrize(

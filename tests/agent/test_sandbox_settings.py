@@ -45,7 +45,10 @@ def test_sandbox_defaults_and_forms() -> None:
     ],
 )
 def test_bad_sandbox_settings_are_config_errors(tmp_path: Path, value: Any, needle: str) -> None:
+    """In a trusted workspace (an untrusted one's are ignored: test_untrusted_settings)."""
     import json
+
+    from flightdeck.config import set_trust
 
     if isinstance(value, dict):  # JSON strings and lists are TOML values too
         lines = [f"{key} = {json.dumps(item)}" for key, item in value.items()]
@@ -53,6 +56,7 @@ def test_bad_sandbox_settings_are_config_errors(tmp_path: Path, value: Any, need
     else:
         text = f"[agent]\nsandbox = {json.dumps(value)}"
     (tmp_path / "flightdeck.toml").write_text(text + "\n")
+    set_trust(tmp_path)
     with pytest.raises(SetupError, match=needle):
         load_settings({"workspace": str(tmp_path)}, {})
 

@@ -220,6 +220,7 @@ class Agent:
     """A running `flightdeck agent --acp` and its client, on a loop thread."""
 
     def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.home = Path(env["FLIGHTDECK_HOME"])  # its user config: `workspace(home=)`
         self.client = Client()
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -252,14 +253,23 @@ class Agent:
         self.loop.close()
 
 
-def workspace(root: Path, server: FakeLLMServer, toml: str = "") -> Path:
-    """A workspace whose config sends the agent to `server`."""
+def workspace(root: Path, server: FakeLLMServer, toml: str = "", *, home: Path | None) -> Path:
+    """A workspace whose config sends the agent to `server`; the user config
+    in `home` (the agent's FLIGHTDECK_HOME) trusts it, or else its provider
+    URL (and any loosening setting) is ignored: config/_screen.py."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "flightdeck.toml").write_text(
         "[agent]\nretry_delay = 0.01\nmax_retries = 0\n"
         + toml
         + f'\n[providers.anthropic]\nbase_url = "{server.base_url}"\n'
     )
+    if home is not None:
+        from unittest import mock
+
+        from flightdeck.config import set_trust
+
+        with mock.patch.dict(os.environ, {"FLIGHTDECK_HOME": str(home)}):
+            set_trust(root)
     return root
 
 

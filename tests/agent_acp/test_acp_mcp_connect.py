@@ -51,7 +51,7 @@ def test_the_clients_servers_connect_together_under_one_deadline(
     `connect_timeout` (5 s here, time enough for a loaded machine to start
     them), not three of the 10 s default."""
     log = tmp_path / "hung.log"
-    ws = workspace(tmp_path / "ws", server)
+    ws = workspace(tmp_path / "ws", server, home=agent.home)
     servers = [hung(f"h{i}", log) for i in range(3)]
     began = time.monotonic()
     session = agent.call(agent.conn.new_session(cwd=str(ws), mcp_servers=servers), 120)
@@ -71,7 +71,7 @@ def test_a_workspaces_own_servers_wait_for_trust_the_clients_start(
     agent: Agent, server: FakeLLMServer, tmp_path: Path
 ) -> None:
     ran = tmp_path / "workspace-server-ran"
-    ws = workspace(tmp_path / "ws", server, probe_toml("probe", ran))
+    ws = workspace(tmp_path / "ws", server, probe_toml("probe", ran), home=None)
     log = tmp_path / "hung.log"
     server.add(Turn(text="ok"))
     agent.call(agent.conn.new_session(cwd=str(ws), mcp_servers=[hung("client", log)]), 120)

@@ -54,8 +54,8 @@ def server() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def ws(tmp_path: Path, server: FakeLLMServer) -> Path:
-    return workspace(tmp_path / "ws", server)
+def ws(tmp_path: Path, server: FakeLLMServer, home: Path) -> Path:
+    return workspace(tmp_path / "ws", server, home=home)
 
 
 def text(value: str) -> dict[str, str]:
@@ -105,8 +105,8 @@ def test_new_session_then_prompt_streams_thought_and_text_and_ends_the_turn(
 def test_sessions_are_separate(agent: Agent, server: FakeLLMServer, tmp_path: Path) -> None:
     server.add(Turn(text="one"), Turn(text="two"))
     first, second = (
-        new(agent, workspace(tmp_path / "a", server)),
-        new(agent, workspace(tmp_path / "b", server)),
+        new(agent, workspace(tmp_path / "a", server, home=agent.home)),
+        new(agent, workspace(tmp_path / "b", server, home=agent.home)),
     )
     prompt(agent, first, text("to a"))
     prompt(agent, second, text("to b"))
@@ -212,7 +212,7 @@ def test_stop_reasons(
     agent: Agent, server: FakeLLMServer, tmp_path: Path, turn: Turn, toml: str, expected: str
 ) -> None:
     server.add(turn)
-    sid = new(agent, workspace(tmp_path / "ws", server, toml))
+    sid = new(agent, workspace(tmp_path / "ws", server, toml, home=agent.home))
     assert prompt(agent, sid, text("go")) == expected
 
 
@@ -366,8 +366,8 @@ def test_client_mcp_servers_stay_in_their_session_show_progress_and_ask(
         Turn(tool_calls=[ToolCall("mcp__live__count", {"steps": 2}, id="c2")]),
         Turn(text="not here"),
     )
-    with_live = new(agent, workspace(tmp_path / "a", server), [live])
-    without = new(agent, workspace(tmp_path / "b", server))
+    with_live = new(agent, workspace(tmp_path / "a", server, home=agent.home), [live])
+    without = new(agent, workspace(tmp_path / "b", server, home=agent.home))
     agent.call(agent.conn.set_session_mode(session_id=with_live, mode_id="yolo"))
     log = agent.client.log(with_live)
     log.answers.append("allow_once")

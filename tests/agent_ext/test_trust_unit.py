@@ -65,10 +65,13 @@ def test_an_untrusted_workspace_holds_its_servers_and_drivers(tmp_path: Path) ->
     mine = tmp_path / "mine-ran"
     config_dir().mkdir(parents=True)
     (config_dir() / "config.toml").write_text(probe_toml("mine", mine))
-    assert workspace_starts(AgentSettings(workspace=ws)) == [
-        f"MCP server probe ({sys.executable} -c {probe_command(ran)})",
-        f"the SDK drivers in {ws / '.drivers'} (Python code)",
-    ]
+    assert workspace_starts(ws) == (
+        [
+            f"MCP server probe ({sys.executable} -c {probe_command(ran)})",
+            f"the SDK drivers in {ws / '.drivers'} (Python code)",
+        ],
+        [],
+    )
     problems, statuses = loaded(ws)
     assert not ran.exists() and mine.exists()
     assert statuses["probe"].code == "workspace.untrusted" and not statuses["probe"].connected
@@ -92,8 +95,8 @@ def test_trusted_by_any_of_the_three_ways_starts_them(tmp_path: Path) -> None:
         assert ran.exists(), how
         assert statuses["probe"].code != "workspace.untrusted"
         assert not any("is not trusted" in p for p in problems)
-        assert workspace_starts(AgentSettings(workspace=ws, trust_workspace=how == "host")) == (
-            [] if how != "person" else workspace_starts(AgentSettings(workspace=ws))
+        assert workspace_starts(ws, host=how == "host") == (
+            ([], []) if how != "person" else workspace_starts(ws)
         )
 
 
@@ -103,7 +106,7 @@ def test_a_workspace_with_nothing_to_start_says_nothing(tmp_path: Path) -> None:
     (ws / "flightdeck.toml").write_text("[mcp]\nconnect_timeout = 3\n")
     problems, statuses = loaded(ws)
     assert problems == [] and statuses == {}
-    assert workspace_starts(AgentSettings(workspace=ws)) == []
+    assert workspace_starts(ws) == ([], [])
 
 
 def test_an_unreadable_user_config_trusts_nothing_and_says_why(tmp_path: Path) -> None:
@@ -137,4 +140,28 @@ def test_a_workspace_file_that_does_not_read_asks_nothing(tmp_path: Path) -> Non
     ws = tmp_path / "broken"
     ws.mkdir()
     (ws / "flightdeck.toml").write_text("[mcp.servers.x\n")
-    assert workspace_starts(AgentSettings(workspace=ws)) == []
+    assert workspace_starts(ws) == ([], [])
+
+
+def test_ignored_settings_alone_are_named_with_how_to_trust(tmp_path: Path) -> None:
+    """Settings the screening ignored (config/_screen.py) are named in the
+    one notice, with no server or driver held; an unreadable trust table is
+    said too."""
+    ws = tmp_path / "settings-only"
+    ws.mkdir()
+    settings = AgentSettings(workspace=ws, ignored_settings=("[agent] mode",))
+
+    async def problems() -> list[str]:
+        ext = await load_extensions(settings, {})
+        return list(ext.problems)
+
+    [notice] = asyncio.run(problems())
+    assert "these settings of its own files were ignored" in notice and "[agent] mode" in notice
+    assert "started nothing" not in notice
+    config_dir().mkdir(parents=True)
+    (config_dir() / "config.toml").write_text("[trust]\nworkspaces = 'all'\n")
+    found = asyncio.run(problems())
+    assert any("workspace trust not read" in p for p in found)
+    assert any("[agent] mode" in p for p in found)
+    plain = AgentSettings(workspace=ws)  # nothing to decide: the trust table is not read
+    assert asyncio.run(load_extensions(plain, {})).problems == []

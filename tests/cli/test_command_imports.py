@@ -225,10 +225,19 @@ _NOT_AT_READY = [
 ]
 
 
-def test_agent_json_stream_imports_before_ready(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "project",
+    [None, '[agent]\nmode = "yolo"\n[providers.anthropic]\nbase_url = "http://x"\n'],
+    ids=["no-file", "untrusted-loosening"],
+)
+def test_agent_json_stream_imports_before_ready(tmp_path: Path, project: str | None) -> None:
     # a plain start: the standard library, msgspec and the setup steps only.
     # The setup's classes are msgspec Structs, not dataclasses (issue 14):
     # importing msgspec costs less than `exec`-ing each dataclass's methods.
+    # An untrusted workspace that loosens settings is still plain: its keys
+    # are screened and trust decided before `ready` with the same modules.
+    if project is not None:
+        (tmp_path / "flightdeck.toml").write_text(project)
     imported = _imported_at_ready(tmp_path, tmp_path)
     assert "flightdeck.agent._setup" in imported  # the probe saw the session start
     forbidden = [

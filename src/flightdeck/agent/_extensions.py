@@ -87,7 +87,9 @@ async def load_extensions(
     What the workspace's own files name (`workspace_layer`'s MCP servers, the
     `.drivers/` SDK drivers) starts only when `trust` (default: decided from
     the user's config and `settings.trust_workspace`) says the workspace is
-    trusted; otherwise one problem names what was held back and how to trust."""
+    trusted; otherwise one problem names what was held back (and the settings
+    of its files that were ignored, `settings.ignored_settings`) and how to
+    trust."""
     from flightdeck.config import decide_trust, trust_notice
 
     ext = Extensions()
@@ -101,7 +103,8 @@ async def load_extensions(
         mcp_config = parse_mcp_config(config, workspace_layer)
         ext.problems.extend(mcp_config.problems)
     wanted = mcp_config is not None and any(s.origin == "workspace" for s in mcp_config.servers)
-    if trust is None and (drivers or wanted):
+    ignored = settings.ignored_settings
+    if trust is None and (drivers or wanted or ignored):
         trust = decide_trust(workspace, host=settings.trust_workspace)
     trusted = trust is not None and trust.trusted
     if trust is not None and trust.problem:
@@ -127,8 +130,8 @@ async def load_extensions(
         ext.problems.extend(ext.mcp.problems())
         for tool in ext.mcp.tools:
             ext.add(tool, tool.source)
-    if held:
-        ext.problems.append(trust_notice(workspace, held))
+    if held or ignored:
+        ext.problems.append(trust_notice(workspace, held, ignored))
     if manifests is None:
         return ext
     found = await manifests
@@ -149,26 +152,29 @@ def _drivers_line(workspace: Path) -> str:
     return f"the SDK drivers in {workspace / '.drivers'} (Python code)"
 
 
-def workspace_starts(settings: AgentSettings) -> list[str]:
-    """What the workspace's own files would start or import, one line each
-    (nothing when it is trusted): for a person asked whether to trust it."""
+def workspace_starts(workspace: Path, *, host: bool = False) -> tuple[list[str], list[str]]:
+    """What the workspace's own files would start or import, and the keys of
+    them that would be ignored (nothing when it is trusted): for a person
+    asked, before the agent starts, whether to trust it. `host`: the host's
+    `--trust-workspace`."""
+    from flightdeck.agent._setup import settings_data
     from flightdeck.config import ConfigError, decide_trust, load_config
 
-    if decide_trust(settings.workspace, host=settings.trust_workspace).trusted:
-        return []
-    lines = []
+    if decide_trust(workspace, host=host).trusted:
+        return [], []
     try:
-        loaded = load_config(settings.workspace)
+        loaded = load_config(workspace)
     except ConfigError:  # reported by the settings
-        loaded = None
-    if loaded is not None and "mcp" in loaded.project:
+        return [], []
+    lines = []
+    if "mcp" in loaded.project:
         from flightdeck.agent.mcp import parse_mcp_config
 
         servers = parse_mcp_config(loaded.data, loaded.project).servers
         lines += [_server_line(s) for s in servers if s.origin == "workspace"]
-    if (settings.workspace / ".drivers").is_dir():
-        lines.append(_drivers_line(settings.workspace))
-    return lines
+    if (workspace / ".drivers").is_dir():
+        lines.append(_drivers_line(workspace))
+    return lines, list(settings_data(loaded, workspace, host=host)[1])
 
 
 def _manifest_tools(workspace: Path, run_id: str | None, audit: AuditSink | None) -> ManifestTools:

@@ -1,12 +1,14 @@
 """The agent's settings, resolved from flags, environment and config files.
 
 Precedence is CLI > environment > project `flightdeck.toml` > user
-`config.toml`. Keys (all optional) under `[agent]`: provider, model,
-max_tokens, max_turns, system_prompt, thinking_budget, allow_list, mode,
-sessions, max_retries, retry_delay, context_window (tokens; enables compaction,
-see `_compaction.py`), sandbox (a mode, or the `[agent.sandbox]` table of
-`tools/_sandbox.py`). `[providers.<name>] base_url` sets a
-provider's endpoint. `[mcp.servers.*]` is read by a later part and ignored.
+`config.toml`; an untrusted workspace's `flightdeck.toml` sets only what
+config/_screen.py lets it (`_setup.load_settings` screens it first).
+Keys (all optional) under `[agent]`: provider, model, max_tokens,
+max_turns, system_prompt, thinking_budget, allow_list, mode, sessions,
+max_retries, retry_delay, context_window (tokens; enables compaction, see
+`_compaction.py`), sandbox (a mode, or the `[agent.sandbox]` table of
+`tools/_sandbox.py`). `[providers.<name>] base_url` sets a provider's
+endpoint. `[mcp.servers.*]` is read by the extension loader.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class AgentSettings(msgspec.Struct, frozen=True):
     # The host trusts the workspace's own commands (`--trust-workspace`):
     # from the command line only, never from a config file a workspace holds.
     trust_workspace: bool = False
+    # The keys of the workspace's files ignored because it is not trusted
+    # (config/_screen.py), for the notice that says so (`_setup.load_settings`).
+    ignored_settings: tuple[str, ...] = ()
 
     def system(self) -> str:
         if self.system_prompt is not None:

@@ -20,6 +20,7 @@ from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_set
 from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
 
 if TYPE_CHECKING:
+    from flightdeck.config import Config
     from flightdeck.llm import Provider
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "open_session",
     "prepare",
     "sessions_root",
+    "settings_data",
     "with_model",
 ]
 
@@ -52,12 +54,36 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> AgentSett
         raise SetupError(f"workspace {workspace} is not a directory")
     try:
         config = load_config(workspace)
-        data: Mapping[str, Any] = config.data
-        if (workspace / FILE).is_file():  # AionUi's provider compat settings
-            data = merge(data, read_compat(workspace)[0])
-        return resolve_settings({**flags, "workspace": str(workspace)}, env, data)
+        data, ignored = settings_data(config, workspace, host=flags.get("trust_workspace") is True)
+        settings = resolve_settings({**flags, "workspace": str(workspace)}, env, data)
     except (ConfigError, SettingsError) as exc:
         raise SetupError(str(exc)) from None
+    return msgspec.structs.replace(settings, ignored_settings=ignored) if ignored else settings
+
+
+def settings_data(
+    config: Config, workspace: Path, *, host: bool
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The configuration the settings are read from, and the keys of the
+    workspace's files (`flightdeck.toml`, AionUi's `.aionrs.toml`) ignored
+    because the user does not trust it: an untrusted workspace sets only
+    what config/_screen.py lets it, judged against the user's own file.
+    Trust is asked (`decide_trust`) only when a file sets more than
+    harmless keys. `host`: the host trusts it (`--trust-workspace`)."""
+    from flightdeck.config import decide_trust, key_name, merge_layers, screen
+
+    # AionUi's provider options, below both files (`_aionrs_compat.merge`).
+    options = read_compat(workspace)[0] if (workspace / FILE).is_file() else {}
+    own = screen(config.project, config.user)
+    compat = screen({"providers": {"openai": options}}, config.user)
+    data: dict[str, Any] = config.data
+    ignored: tuple[str, ...] = ()
+    if (own.guarded or compat.guarded) and not decide_trust(workspace, host=host).trusted:
+        data = merge_layers(config.user, own.layer)
+        options = compat.layer["providers"]["openai"]
+        aionrs = (f"[providers.openai.compat] {path[-1]} ({FILE})" for path in compat.ignored)
+        ignored = (*map(key_name, own.ignored), *aionrs)
+    return (merge(data, options) if options else data), ignored
 
 
 def make_provider(settings: AgentSettings, env: Mapping[str, str]) -> tuple[Provider, str]:

@@ -14,6 +14,7 @@ import asyncio
 import signal
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -161,6 +162,9 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
     """Chat until EOF (Ctrl-D), `/exit` or Ctrl-C at the prompt. Returns the exit code."""
     console = Console()
     view = _View(console)
+    trust = await _ask_trust(view, flags)  # before anything is started or set
+    if trust is not None:  # for this chat: its settings too
+        flags = {**flags, "trust_workspace": True}
     try:
         started = start(flags, view.emit)
     except SetupError as exc:
@@ -169,7 +173,6 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
     agent = started.session
     from flightdeck.agent._extensions import attach_extensions
 
-    trust = await _ask_trust(view, agent)
     extensions = await attach_extensions(agent, trust)  # MCP, manifest tools, Spawn
     for problem in [*started.problems, *extensions.problems]:
         console.print(f"[yellow]{escape(problem)}[/]")
@@ -190,21 +193,26 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
     return 0
 
 
-async def _ask_trust(view: _View, agent: AgentSession) -> Trust | None:
+async def _ask_trust(view: _View, flags: Mapping[str, Any]) -> Trust | None:
     """Ask the person before the workspace's own files start anything (its
-    MCP server commands, its drivers' code). None: nothing to ask, or no:
-    the usual decision then holds them back and says how to trust."""
+    MCP server commands, its drivers' code) or loosen a setting (its mode,
+    sandbox, provider endpoint). None: nothing to ask, or no: the usual
+    decision then holds them back and says how to trust."""
     from flightdeck.agent._extensions import workspace_starts
     from flightdeck.config import set_trust
 
-    lines = workspace_starts(agent.settings)
-    if not lines:
+    workspace = Path(flags.get("workspace") or ".").resolve()
+    if not workspace.is_dir():
+        return None  # the start reports it
+    starts, sets = workspace_starts(workspace, host=flags.get("trust_workspace") is True)
+    if not starts and not sets:
         return None
     console = view.console
-    workspace = agent.settings.workspace
-    console.print(f"[bold yellow]? Workspace {escape(str(workspace))} would start:[/]")
-    for line in lines:
-        console.print(f"  {escape(line)}")
+    for heading, lines in (("would start", starts), ("would loosen your settings", sets)):
+        if lines:
+            console.print(f"[bold yellow]? Workspace {escape(str(workspace))} {heading}:[/]")
+        for line in lines:
+            console.print(f"  {escape(line)}")
     try:
         answer = (await read_line(view, "  trust it? [y]es / [a]lways / [N]o: ")).strip().lower()
     except (EOFError, asyncio.CancelledError):

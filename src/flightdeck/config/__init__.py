@@ -6,8 +6,9 @@
 
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.config._files import Config, ConfigError, load_config
+from flightdeck.config._files import Config, ConfigError, load_config, merge_layers
 from flightdeck.config._paths import config_dir, data_dir
+from flightdeck.config._screen import Screened, key_name, screen
 from flightdeck.config._trust import UNTRUSTED, Trust, decide_trust, set_trust, trust_notice
 from flightdeck.config._workspace import find_workspace
 
@@ -38,6 +39,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConfigPaths",
+    "Screened",
     "Setting",
     "Trust",
     "config_dir",
@@ -46,7 +48,10 @@ __all__ = [
     "decide_trust",
     "explain_config",
     "find_workspace",
+    "key_name",
     "load_config",
+    "merge_layers",
+    "screen",
     "set_trust",
     "trust_notice",
 ]

@@ -23,6 +23,9 @@ class Config(msgspec.Struct, frozen=True):
     # The workspace file's own data, before merging: what it alone names
     # (its MCP servers need the user's trust, `_trust.py`).
     project: dict[str, Any] = msgspec.field(default_factory=dict)
+    # The user's own file's data: what an untrusted workspace's settings are
+    # judged against (`_screen.py`).
+    user: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         """Look up `a.b.c`; `default` when any part is missing."""
@@ -45,11 +48,12 @@ class ConfigError(Exception):
         self.message = message
 
 
-def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+def merge_layers(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """`top` over `base`, key by key (tables merge recursively)."""
     out = dict(base)
     for key, value in top.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge_layers(out[key], value)
         else:
             out[key] = value
     return out
@@ -77,14 +81,17 @@ def load_config(workspace: Path | None = None) -> Config:
     data: dict[str, Any] = {}
     sources: list[Path] = []
     project: dict[str, Any] = {}
+    user: dict[str, Any] = {}
     candidates = [config_dir() / "config.toml"]
     if workspace is not None:
         candidates.append(workspace / PROJECT_FILE)
     for path in candidates:
         layer = _read(path)
         if layer is not None:
-            data = _merge(data, layer)
+            data = merge_layers(data, layer)
             sources.append(path)
             if workspace is not None and path == workspace / PROJECT_FILE:
                 project = layer
-    return Config(data, tuple(sources), project)
+            else:
+                user = layer
+    return Config(data, tuple(sources), project, user)

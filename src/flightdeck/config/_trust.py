@@ -3,8 +3,9 @@
 A workspace's files are whoever wrote the repository's: a cloned project's
 `flightdeck.toml` can name MCP server commands (and URLs the agent would
 send `${VAR}` secrets to), and its `.drivers/` hold Python code the agent
-imports to offer manifest tools. None of that starts until the user trusts
-the workspace, in one of three ways, decided here and nowhere else:
+imports to offer manifest tools. None of that starts, and none of its
+settings loosens the user's (`_screen.py`), until the user trusts the
+workspace, in one of three ways, decided here and nowhere else:
 
 - `[trust] workspaces = ["/path", ...]` in the user's own `config.toml`
   (`flightdeck config trust PATH` writes it). Only the user's file counts:
@@ -84,14 +85,21 @@ def decide_trust(workspace: Path, *, host: bool = False) -> Trust:
     return Trust(False)
 
 
-def trust_notice(workspace: Path, held: Sequence[str]) -> str:
-    """The `info` line for what an untrusted workspace would have started."""
-    listed = "; ".join(held)
+def trust_notice(workspace: Path, held: Sequence[str], ignored: Sequence[str] = ()) -> str:
+    """The `info` line for what an untrusted workspace would have started
+    (`held`) and the settings of its files that were ignored (`ignored`,
+    `_screen.py`)."""
+    settings = f"{'; '.join(ignored)} (yours apply instead)"
+    if held:
+        told = f"its own files started nothing ({UNTRUSTED}): {'; '.join(held)}."
+        if ignored:
+            told += f" These settings of its files were ignored: {settings}."
+    else:
+        told = f"these settings of its own files were ignored ({UNTRUSTED}): {settings}."
     return (
-        f"Workspace {workspace} is not trusted, so its own files started nothing "
-        f"({UNTRUSTED}): {listed}. To trust it: `flightdeck config trust {workspace}` "
-        f"(adds it to [trust] workspaces in {user_file()}), or start the agent "
-        f"with {FLAG}."
+        f"Workspace {workspace} is not trusted, so {told} To trust it: "
+        f"`flightdeck config trust {workspace}` (adds it to [trust] workspaces in "
+        f"{user_file()}), or start the agent with {FLAG}."
     )
 
 
