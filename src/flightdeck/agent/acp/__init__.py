@@ -51,7 +51,17 @@ async def run_acp(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         await asyncio.gather(serving, return_exceptions=True)
         await agent.close()
     if not serving.cancelled() and (error := serving.exception()) is not None:
-        raise error
+        # The library's receive loop failed (no frame is known to make it do
+        # so: frames are judged before it sees them). One line and exit 1;
+        # a traceback would go through interpreter teardown, which aborts
+        # while the stdin thread is still reading.
+        print(
+            f"flightdeck agent --acp: the connection failed: {type(error).__name__}: {error}"
+            " [acp.internal]",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     return 0
 
 
