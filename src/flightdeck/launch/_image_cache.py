@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._fdtree import remove_path, walk
 from flightdeck.launch._oci_unpack import tree_digest, unpack
-from flightdeck.launch._pull_limits import PullLimits
+from flightdeck.launch._pull_limits import PullLimits, configured_limits
 
 if TYPE_CHECKING:
     from flightdeck.flightplan import OciResolver
@@ -73,12 +73,13 @@ class ImageCache:
         limits: PullLimits | None = None,
     ) -> CachedImage:
         """The verified cached image, pulled and unpacked first if missing,
-        within `limits` (the defaults when None)."""
+        within `limits` (when None: `[images]` of the user configuration;
+        a launch passes its workspace's)."""
         from flightdeck.flightplan import OciResolver
 
         folder = self.folder(pinned)
         try:
-            return self._ensure(pinned, folder, resolver or OciResolver, limits or PullLimits())
+            return self._ensure(pinned, folder, resolver or OciResolver, limits)
         except OSError as exc:
             raise LaunchError(
                 "image.cache_unwritable",
@@ -87,7 +88,11 @@ class ImageCache:
             ) from None
 
     def _ensure(
-        self, pinned: str, folder: Path, resolver: Callable[[], OciResolver], limits: PullLimits
+        self,
+        pinned: str,
+        folder: Path,
+        resolver: Callable[[], OciResolver],
+        limits: PullLimits | None,
     ) -> CachedImage:
         from filelock import FileLock
 
@@ -97,6 +102,7 @@ class ImageCache:
         with FileLock(str(folder) + ".lock"):
             if (folder / "ready.json").is_file():
                 return self.verify(pinned)
+            limits = limits or configured_limits(None)
             building = Path(tempfile.mkdtemp(prefix=".pull-", dir=folder.parent))
             try:
                 client = resolver()

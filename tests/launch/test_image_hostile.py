@@ -1,0 +1,274 @@
+"""Hostile layers, as root: nothing a layer says reaches outside the rootfs.
+
+The first four are the CVE-2025-4517 class: sixteen nested 247-character
+folders reached through one-letter links make the path longer than
+PATH_MAX, where Python's `realpath` before 3.11.13 stops resolving, and a
+`../` chain then leads out. The old unpacker (tarfile's `data` filter and
+its own `realpath` check) created, deleted, emptied and hard-linked host
+files with them; the descriptor walk refuses the path. Sentinels sit four
+levels above the rootfs (`<tmp>/cache/sha256/.pull-*/rootfs`), where the
+links lead.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flightdeck.launch import LaunchError
+from flightdeck.launch._image_cache import ImageCache
+from flightdeck.launch._oci_rootfs import MAX_DEPTH
+
+from ._image import layer, serve
+
+Add = Callable[[tarfile.TarFile], None]
+STEPS = "abcdefghijklmnop"
+LONG = "d" * 247
+DEEP = "/".join([*STEPS, "l" * 254])  # through every one-letter link, then back to the root
+
+
+def _tar(*adders: Add, gz: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for add in adders:
+            add(tar)
+    raw = buffer.getvalue()
+    return gzip.compress(raw, mtime=0) if gz else raw
+
+
+def _entry(name: str, kind: bytes, *, link: str = "", data: bytes = b"", mode: int = 0o644) -> Add:
+    def add(tar: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo(name)
+        info.type, info.linkname, info.mode, info.size = kind, link, mode, len(data)
+        tar.addfile(info, io.BytesIO(data) if data else None)
+
+    return add
+
+
+def _past_path_max(tar: tarfile.TarFile) -> None:
+    """The long chain, and `escape`: a link that leads four levels above the
+    root, where `realpath` gives up before it sees that."""
+    path = ""
+    for step in STEPS:
+        _entry(os.path.join(path, LONG), tarfile.DIRTYPE, mode=0o755)(tar)
+        _entry(os.path.join(path, step), tarfile.SYMTYPE, link=LONG)(tar)
+        path = os.path.join(path, LONG)
+    _entry(DEEP, tarfile.SYMTYPE, link="../" * len(STEPS))(tar)
+    _entry("escape", tarfile.SYMTYPE, link=DEEP + "/" + "../" * 4 + "outside")(tar)
+
+
+def _pull(tmp_path: Path, layers: list[bytes]) -> Path:
+    pinned, resolver = serve([(blob, blob[:2] == b"\x1f\x8b") for blob in layers])
+    return ImageCache(tmp_path / "cache").ensure(pinned, lambda: resolver).rootfs
+
+
+def _refused(tmp_path: Path, layers: list[bytes]) -> str:
+    with pytest.raises(LaunchError) as caught:
+        _pull(tmp_path, layers)
+    left = [p.name for p in (tmp_path / "cache" / "sha256").iterdir() if p.suffix != ".lock"]
+    assert left == []  # nothing half-cached, whatever the layer nested
+    return caught.value.code
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "victim").write_text("host file\n")
+    (folder / "secret").write_text("host secret\n")
+    (folder / "sub" / "kept").write_text("host file\n")
+    return folder
+
+
+def _untouched(tmp_path: Path, outside: Path) -> None:
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "outside"]
+    assert sorted(p.name for p in outside.iterdir()) == ["secret", "sub", "victim"]
+    assert (outside / "victim").read_text() == "host file\n"
+    assert [p.name for p in (outside / "sub").iterdir()] == ["kept"]
+    assert (outside / "secret").stat().st_nlink == 1
+
+
+def test_a_path_past_path_max_cannot_create_a_file_outside(tmp_path: Path, outside: Path) -> None:
+    planted = _tar(_past_path_max, _entry("escape/planted", tarfile.REGTYPE, data=b"owned"))
+    assert _refused(tmp_path, [planted]) == "image.unsafe_layer"
+    _untouched(tmp_path, outside)
+
+
+def test_a_whiteout_past_path_max_cannot_delete_a_file_outside(
+    tmp_path: Path, outside: Path
+) -> None:
+    upper = _tar(_entry("escape/.wh.victim", tarfile.REGTYPE))
+    assert _refused(tmp_path, [_tar(_past_path_max), upper]) == "image.unsafe_layer"
+    _untouched(tmp_path, outside)
+
+
+def test_an_opaque_whiteout_past_path_max_cannot_empty_a_folder_outside(
+    tmp_path: Path, outside: Path
+) -> None:
+    upper = _tar(_entry("escape/sub/.wh..wh..opq", tarfile.REGTYPE))
+    assert _refused(tmp_path, [_tar(_past_path_max), upper]) == "image.unsafe_layer"
+    _untouched(tmp_path, outside)
+
+
+def test_a_hard_link_past_path_max_cannot_bring_a_host_file_in(
+    tmp_path: Path, outside: Path
+) -> None:
+    upper = _tar(_entry("stolen", tarfile.LNKTYPE, link="escape/secret"))
+    assert _refused(tmp_path, [_tar(_past_path_max), upper]) == "image.unsafe_layer"
+    _untouched(tmp_path, outside)
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        # a hard link to an absolute path (the host's file, were it followed)
+        [("stolen", "hard", "/etc/hostname")],
+        # a hard link through `..` above the root
+        [("stolen", "hard", "../outside/secret")],
+        # relative links whose `..` climb above the root, judged where they are
+        [("up", "link", "../outside")],
+        [("a/", "dir", ""), ("a/b/", "dir", ""), ("a/b/up", "link", "../../../outside")],
+        # a member below an absolute link (the host would resolve it from its root)
+        [("etc", "link", "/"), ("etc/passwd", "file", "x")],
+        # a hard link to nothing in the image
+        [("stolen", "hard", "missing")],
+        # a hard link to a folder
+        [("a/", "dir", ""), ("stolen", "hard", "a")],
+        # a file named as the root, a whiteout naming `..`
+        [(".", "file", "x")],
+        [("a/", "dir", ""), ("a/.wh...", "file", "")],
+    ],
+)
+def test_links_and_names_that_lead_out_are_refused(
+    tmp_path: Path, outside: Path, entries: list[tuple[str, str, str]]
+) -> None:
+    kinds = {"hard": tarfile.LNKTYPE, "link": tarfile.SYMTYPE, "dir": tarfile.DIRTYPE}
+    adders = [
+        _entry(name, tarfile.REGTYPE, data=value.encode())
+        if kind == "file"
+        else _entry(name, kinds[kind], link=value)
+        for name, kind, value in entries
+    ]
+    assert _refused(tmp_path, [_tar(*adders)]) == "image.unsafe_layer"
+    _untouched(tmp_path, outside)
+
+
+def test_whiteouts_under_a_link_to_the_host_are_refused_or_do_nothing(
+    tmp_path: Path, outside: Path
+) -> None:
+    lower = layer([("var", "link", str(outside)), ("opt", "link", str(outside / "sub"))])
+    # Through the absolute link: refused, not judged from the host's root.
+    assert _refused(tmp_path, [lower, layer([("var/.wh.victim", "file", b"")])]) == (
+        "image.unsafe_layer"
+    )
+    assert _refused(tmp_path, [lower, layer([("var/sub/.wh..wh..opq", "file", b"")])]) == (
+        "image.unsafe_layer"
+    )
+    _untouched(tmp_path, outside)
+    # The link itself made opaque: not a folder of the image, nothing emptied.
+    rootfs = _pull(tmp_path, [lower, layer([("opt/.wh..wh..opq", "file", b"")])])
+    assert (rootfs / "opt").readlink() == outside / "sub"
+    _untouched(tmp_path, outside)
+
+
+def test_links_inside_the_image_are_followed_and_kept(tmp_path: Path) -> None:
+    lower = layer(
+        [
+            ("usr/", "dir", b""),
+            ("usr/lib/", "dir", b""),
+            ("lib", "link", "usr/lib"),
+            ("etc/", "dir", b""),
+            ("etc/alt", "link", "/usr/lib/x"),
+            ("usr/lib/gone", "file", "1"),
+            ("usr/lib/cache/", "dir", b""),
+            ("usr/lib/cache/old", "file", "1"),
+        ]
+    )
+    upper = _tar(
+        _entry("lib/new", tarfile.REGTYPE, data=b"2"),  # written through the relative link
+        _entry("lib/.wh.gone", tarfile.REGTYPE),
+        _entry("lib/cache/.wh..wh..opq", tarfile.REGTYPE),
+        _entry("lib/hard", tarfile.LNKTYPE, link="usr/lib/new"),
+        _entry("./a/../b", tarfile.REGTYPE, data=b"3"),
+    )
+    rootfs = _pull(tmp_path, [lower, upper])
+    assert (rootfs / "usr/lib/new").read_text() == "2"
+    assert sorted(p.name for p in (rootfs / "usr/lib").iterdir()) == ["cache", "hard", "new"]
+    assert list((rootfs / "usr/lib/cache").iterdir()) == []
+    assert (rootfs / "usr/lib/hard").stat().st_ino == (rootfs / "usr/lib/new").stat().st_ino
+    assert (rootfs / "etc/alt").readlink() == Path("/usr/lib/x")
+    assert (rootfs / "b").read_text() == "3"
+
+
+def test_modes_are_cleaned_and_owners_not_applied(tmp_path: Path) -> None:
+    def owned(name: str, kind: bytes, mode: int, data: bytes = b"") -> Add:
+        def add(tar: tarfile.TarFile) -> None:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.size, info.uid, info.gid = kind, mode, len(data), 4242, 4242
+            tar.addfile(info, io.BytesIO(data) if data else None)
+
+        return add
+
+    rootfs = _pull(
+        tmp_path,
+        [
+            _tar(
+                owned("tmp", tarfile.DIRTYPE, 0o1777),
+                owned("tmp/suid", tarfile.REGTYPE, 0o6777, b"#!"),
+                owned("tmp/plain", tarfile.REGTYPE, 0o666, b"x"),
+                owned("tmp/private", tarfile.REGTYPE, 0o400, b"x"),
+            )
+        ],
+    )
+    modes = {p.name: p.lstat().st_mode & 0o7777 for p in (rootfs / "tmp").iterdir()}
+    assert modes == {"suid": 0o755, "plain": 0o644, "private": 0o600}
+    assert (rootfs / "tmp").stat().st_mode & 0o7777 == 0o755
+    assert {p.lstat().st_uid for p in (rootfs / "tmp").iterdir()} == {os.getuid()}
+
+
+def test_a_tree_nested_past_the_depth_limit_is_refused_not_a_recursion_error(
+    tmp_path: Path,
+) -> None:
+    # 1,100 folders: the old unpacker's checks grew with depth cubed, and its
+    # tree digest recursed once per level.
+    names = ["/".join(["d"] * depth) for depth in range(1, 1101)]
+    deep = _tar(*[_entry(name, tarfile.DIRTYPE, mode=0o755) for name in names])
+    assert _refused(tmp_path, [deep]) == "image.too_large"
+
+
+def test_a_tree_as_deep_as_allowed_unpacks_and_hashes(tmp_path: Path) -> None:
+    names = ["/".join(["d"] * depth) for depth in range(1, MAX_DEPTH + 1)]
+    adders = [_entry(name, tarfile.DIRTYPE, mode=0o755) for name in names]
+    rootfs = _pull(tmp_path, [_tar(*adders, _entry(names[-1] + "/f", tarfile.REGTYPE, data=b"x"))])
+    assert (rootfs / names[-1] / "f").read_text() == "x"
+    cache = ImageCache(tmp_path / "cache")
+    (entry,) = cache.entries()
+    assert cache.verify(entry["pinned"]).tree.startswith("sha256:")
+
+
+def test_a_cached_tree_nested_deeper_than_anything_unpacked_is_listed_and_refused(
+    tmp_path: Path,
+) -> None:
+    rootfs = _pull(tmp_path, [layer([("f", "file", "x")])])
+    fd = os.open(rootfs, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(1500):  # planted in the cache on disk, below PATH_MAX's reach
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    cache = ImageCache(tmp_path / "cache")
+    (entry,) = cache.entries()  # no RecursionError
+    with pytest.raises(LaunchError) as caught:
+        cache.verify(entry["pinned"])
+    assert caught.value.code == "image.cache_corrupt"
+    assert cache.prune() == [entry["digest"]]
+    assert [p.name for p in (tmp_path / "cache" / "sha256").iterdir() if p.is_dir()] == []
