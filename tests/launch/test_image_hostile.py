@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.launch import LaunchError
+from flightdeck.launch._fdtree import remove_path
 from flightdeck.launch._image_cache import ImageCache
 from flightdeck.launch._oci_rootfs import MAX_DEPTH
 
@@ -256,19 +257,26 @@ def test_a_cached_tree_nested_deeper_than_anything_unpacked_is_listed_and_refuse
     tmp_path: Path,
 ) -> None:
     rootfs = _pull(tmp_path, [layer([("f", "file", "x")])])
-    fd = os.open(rootfs, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for _ in range(1500):  # planted in the cache on disk, below PATH_MAX's reach
+        _nest(rootfs, 1500)  # planted in the cache on disk, past what recursion reaches
+        cache = ImageCache(tmp_path / "cache")
+        (entry,) = cache.entries()  # no RecursionError
+        with pytest.raises(LaunchError) as caught:
+            cache.verify(entry["pinned"])
+        assert caught.value.code == "image.cache_corrupt"
+        assert cache.prune() == [entry["digest"]]
+        assert [p.name for p in (tmp_path / "cache" / "sha256").iterdir() if p.is_dir()] == []
+    finally:
+        remove_path(tmp_path / "cache")  # a tree this deep breaks pytest's own clean-up
+
+
+def _nest(top: Path, depth: int) -> None:
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
             os.mkdir("d", dir_fd=fd)
             inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
             fd = inner
     finally:
         os.close(fd)
-    cache = ImageCache(tmp_path / "cache")
-    (entry,) = cache.entries()  # no RecursionError
-    with pytest.raises(LaunchError) as caught:
-        cache.verify(entry["pinned"])
-    assert caught.value.code == "image.cache_corrupt"
-    assert cache.prune() == [entry["digest"]]
-    assert [p.name for p in (tmp_path / "cache" / "sha256").iterdir() if p.is_dir()] == []
