@@ -227,10 +227,10 @@ def make_case(seed: int, outside: str) -> list[tuple[bytes, str, int, int]]:
         raw = buffer.getvalue()
         roll = rng.random()
         if roll < 0.05:
-            raw = bytearray(raw)
+            flipped = bytearray(raw)
             for _ in range(rng.randint(1, 10)):
-                raw[rng.randrange(len(raw))] = rng.randrange(256)
-            raw = bytes(raw)
+                flipped[rng.randrange(len(flipped))] = rng.randrange(256)
+            raw = bytes(flipped)
         elif roll < 0.08:
             raw = raw[: rng.randrange(len(raw))]
         gz = rng.random() < 0.3
