@@ -16,8 +16,10 @@ import gzip
 import io
 import os
 import tarfile
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,7 @@ from flightdeck.launch import LaunchError
 from flightdeck.launch._fdtree import remove_path
 from flightdeck.launch._image_cache import ImageCache
 from flightdeck.launch._oci_rootfs import MAX_DEPTH
+from flightdeck.launch._oci_unpack import unpack
 
 from ._image import layer, serve
 
@@ -141,9 +144,18 @@ def test_a_hard_link_past_path_max_cannot_bring_a_host_file_in(
         [("stolen", "hard", "missing")],
         # a hard link to a folder
         [("a/", "dir", ""), ("stolen", "hard", "a")],
-        # a file named as the root, a whiteout naming `..`
+        # a file named as the root, whiteouts naming `..` and `.`
         [(".", "file", "x")],
         [("a/", "dir", ""), ("a/.wh...", "file", "")],
+        [("a/", "dir", ""), ("a/.wh..", "file", "")],
+        # a name longer than PATH_MAX
+        [("/".join(["n" * 200] * 21), "file", "x")],
+        # more links in one lookup than the kernel follows
+        [
+            ("l0", "dir", ""),
+            *[(f"l{i}", "link", f"l{i - 1}") for i in range(1, 42)],
+            ("l41/f", "file", "x"),
+        ],
     ],
 )
 def test_links_and_names_that_lead_out_are_refused(
@@ -280,3 +292,78 @@ def _nest(top: Path, depth: int) -> None:
             fd = inner
     finally:
         os.close(fd)
+
+
+def test_the_pull_deadline_also_ends_unpacking(tmp_path: Path) -> None:
+    blob = tmp_path / "layer"
+    blob.write_bytes(layer([("f", "file", "x")]))
+    with pytest.raises(LaunchError) as caught:
+        unpack([(blob, "")], tmp_path / "rootfs", deadline=time.monotonic() - 1)
+    assert caught.value.code == "image.pull_timeout"
+
+
+def _pax_header(size: int) -> bytes:
+    """The raw blocks of one PAX extended header of about `size` bytes."""
+    raw = _tar(_entry("f", tarfile.REGTYPE, data=b"x"))
+    info = tarfile.TarInfo("f")
+    info.pax_headers = {"comment": "c" * size}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(info)
+    whole = buffer.getvalue()
+    assert whole[156:157] == tarfile.XHDTYPE and raw
+    length = int(whole[124:136].strip(b"\0 ") or b"0", 8)
+    return whole[: 512 + (length + 511) // 512 * 512]
+
+
+@pytest.mark.parametrize(
+    ("headers", "code"),
+    [
+        ([_pax_header(70 << 10)], "image.too_large"),  # one PAX header over 64 KiB
+        ([_pax_header(60 << 10)] * 20, "image.too_large"),  # 1.2 MiB of headers for one member
+    ],
+)
+def test_extended_headers_are_bounded(tmp_path: Path, headers: list[bytes], code: str) -> None:
+    member = _tar(_entry("f", tarfile.REGTYPE, data=b"x"))
+    assert _refused(tmp_path, [b"".join(headers) + member]) == code
+
+
+def test_pax_digit_runs_that_python_parses_in_quadratic_time_are_refused(tmp_path: Path) -> None:
+    def add(tar: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo("f")
+        info.pax_headers = {"comment": "7" * 20_000}
+        tar.addfile(info)
+
+    assert _refused(tmp_path, [_tar(add)]) == "image.unsafe_layer"
+    ordinary = _tar(lambda tar: _entry("f", tarfile.REGTYPE, data=b"x")(tar))
+    assert (_pull(tmp_path, [ordinary]) / "f").read_text() == "x"
+
+
+def test_unpacking_a_deep_tree_looks_each_folder_up_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every member one folder deeper than the last: the old checks walked
+    # every component of every name (quadratic, and `realpath` made it cubic).
+    names = ["/".join(["d"] * depth) for depth in range(1, MAX_DEPTH + 1)]
+    adders = [_entry(name, tarfile.DIRTYPE, mode=0o755) for name in names]
+    adders += [_entry(name + "/f", tarfile.REGTYPE, data=b"x") for name in names]
+    blob = tmp_path / "layer"
+    blob.write_bytes(_tar(*adders))
+    calls = 0
+    real_open, real_stat = os.open, os.stat
+
+    def counted_open(*args: Any, **kwargs: Any) -> int:
+        nonlocal calls
+        calls += 1
+        return real_open(*args, **kwargs)
+
+    def counted_stat(*args: Any, **kwargs: Any) -> os.stat_result:
+        nonlocal calls
+        calls += 1
+        return real_stat(*args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counted_open)
+    monkeypatch.setattr(os, "stat", counted_stat)
+    unpack([(blob, "")], tmp_path / "rootfs")
+    monkeypatch.undo()
+    assert calls <= 4 * len(adders) + 20

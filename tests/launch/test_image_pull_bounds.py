@@ -115,6 +115,17 @@ def test_a_pinned_manifest_over_4_mib_is_too_large(tmp_path: Path, rogue: Rogue)
     assert _refused(tmp_path, pinned).code == "image.too_large"
 
 
+def test_a_config_over_4_mib_is_too_large_before_it_is_fetched(
+    tmp_path: Path, rogue: Rogue
+) -> None:
+    config = b'{"os": "linux", "pad": "' + b"x" * (5 << 20) + b'"}'
+    body = manifest([], config)
+    rogue.add(config)
+    error = _refused(tmp_path, f"{rogue.address}/acme/tool@{rogue.add(body)}")
+    assert error.code == "image.too_large", error
+    assert _blob_hits(rogue) == 0
+
+
 def test_ten_thousand_layers_are_refused_before_any_blob_is_fetched(
     tmp_path: Path, rogue: Rogue
 ) -> None:
