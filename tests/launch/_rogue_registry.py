@@ -53,6 +53,7 @@ class Rogue:
     redirect: dict[str, str] = field(default_factory=dict)  # digest -> Location
     token_answer: bytes | None = None  # when set, every /v2 request needs the token
     token_type: str = "application/json"
+    require_accept: bool = False  # a manifest request must accept the OCI manifest type
     hits: Counter[str] = field(default_factory=Counter)
     address: str = ""
     stop: threading.Event = field(default_factory=threading.Event)
@@ -69,6 +70,14 @@ class Rogue:
             self.add(blob)
         body = manifest(layers, config)
         return f"{self.address}/acme/tool@{self.add(body)}", body
+
+
+def _media_type(data: bytes) -> str:
+    try:
+        value = json.loads(data).get("mediaType", MANIFEST)
+    except (ValueError, AttributeError):
+        return "application/json"  # the registry serves garbage as the test asks
+    return str(value)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -90,6 +99,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._answer(401, b"{}", "application/json", {"WWW-Authenticate": realm})
             return
         name = path.rsplit("/", 1)[-1]
+        accepted = MANIFEST in self.headers.get("Accept", "")
+        if rogue.require_accept and "/manifests/" in path and not accepted:
+            self._answer(404, b"{}", "application/json")
+            return
         if name in rogue.redirect:
             self._answer(307, b"", "text/plain", {"Location": rogue.redirect[name]})
             return
@@ -97,7 +110,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._answer(404, b"{}", "application/json")
             return
         data = rogue.blobs[name]
-        kind = json.loads(data).get("mediaType", MANIFEST) if "/manifests/" in path else ""
+        kind = _media_type(data) if "/manifests/" in path else ""
         if name not in rogue.drip:
             self._answer(200, data, kind or "application/octet-stream")
             return

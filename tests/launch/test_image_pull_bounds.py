@@ -300,3 +300,86 @@ def test_an_image_within_the_configured_limits_pulls(
     pinned, _ = rogue.image([(first, False), (second, False)])
     rootfs = _ensure(tmp_path, pinned).rootfs
     assert sorted(p.name for p in rootfs.iterdir()) == ["a", "b", "c"]
+
+
+def _index(rogue: Rogue, entries: list[tuple[str, str, bytes]]) -> str:
+    """Serve an index of (os, architecture, manifest bytes); its pinned reference."""
+    listed = [
+        {
+            "mediaType": MANIFEST,
+            "digest": rogue.add(body),
+            "size": len(body),
+            "platform": {"os": os_name, "architecture": arch},
+        }
+        for os_name, arch, body in entries
+    ]
+    index = json.dumps({"schemaVersion": 2, "mediaType": INDEX, "manifests": listed}).encode()
+    return f"{rogue.address}/acme/tool@{rogue.add(index)}"
+
+
+def test_an_index_gives_the_linux_image_for_this_machine(tmp_path: Path, rogue: Rogue) -> None:
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    ours, theirs = layer([("ours", "file", "1")]), layer([("theirs", "file", "2")])
+    for blob in (ours, theirs):
+        rogue.add(blob)
+    rogue.add(b'{"os": "linux"}')
+    pinned = _index(
+        rogue,
+        [
+            ("linux", "s390x", manifest([(theirs, False)])),
+            ("windows", arch, manifest([(theirs, False)])),
+            ("linux", arch, manifest([(ours, False)])),
+        ],
+    )
+    rootfs = _ensure(tmp_path, pinned).rootfs
+    assert [p.name for p in rootfs.iterdir()] == ["ours"]
+    other = _index(rogue, [("linux", "s390x", manifest([]))])
+    assert _refused(tmp_path / "second", other).code == ("image.unsupported")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        json.dumps({"mediaType": MANIFEST, "config": {}, "layers": []}).encode(),
+        json.dumps(
+            {"mediaType": MANIFEST, "config": {"digest": "md5:abc", "size": 1}, "layers": []}
+        ).encode(),
+        json.dumps(
+            {
+                "mediaType": MANIFEST,
+                "config": {"digest": "sha256:" + "a" * 64, "size": -1},
+                "layers": [],
+            }
+        ).encode(),
+        json.dumps(
+            {
+                "mediaType": MANIFEST,
+                "config": {"digest": "sha256:" + "a" * 64, "size": True},
+                "layers": [],
+            }
+        ).encode(),
+        json.dumps({"mediaType": INDEX, "manifests": [{"platform": None}]}).encode(),
+    ],
+)
+def test_a_manifest_that_is_not_one_is_bad_manifest(
+    tmp_path: Path, rogue: Rogue, body: bytes
+) -> None:
+    error = _refused(tmp_path, f"{rogue.address}/acme/tool@{rogue.add(body)}")
+    assert error.code == "image.bad_manifest", error
+    assert _blob_hits(rogue) == 0
+
+
+def test_manifests_are_asked_for_with_their_media_types(tmp_path: Path, rogue: Rogue) -> None:
+    pinned, _ = rogue.image([(layer([("f", "file", "x")]), False)])
+    rogue.require_accept = True  # answers 404 to a manifest request without OCI types in Accept
+    assert (_ensure(tmp_path, pinned).rootfs / "f").read_text() == "x"
+
+
+def test_pull_refuses_a_reference_without_a_digest(tmp_path: Path, rogue: Rogue) -> None:
+    from flightdeck.launch._oci_pull import pull
+
+    with pytest.raises(LaunchError) as caught:
+        pull(f"{rogue.address}/acme/tool:1", tmp_path, OciResolver())
+    assert caught.value.code == "image.not_pinned"
+    assert sum(rogue.hits.values()) == 0
