@@ -228,20 +228,28 @@ def test_modes_are_cleaned_and_owners_not_applied(tmp_path: Path) -> None:
 
         return add
 
-    rootfs = _pull(
-        tmp_path,
-        [
-            _tar(
-                owned("tmp", tarfile.DIRTYPE, 0o1777),
-                owned("tmp/suid", tarfile.REGTYPE, 0o6777, b"#!"),
-                owned("tmp/plain", tarfile.REGTYPE, 0o666, b"x"),
-                owned("tmp/private", tarfile.REGTYPE, 0o400, b"x"),
-            )
-        ],
-    )
+    before = os.umask(0o077)  # folders are 0755 whatever the umask
+    try:
+        rootfs = _pull(
+            tmp_path,
+            [
+                _tar(
+                    owned("tmp", tarfile.DIRTYPE, 0o1777),
+                    owned("tmp/suid", tarfile.REGTYPE, 0o6777, b"#!"),
+                    owned("tmp/plain", tarfile.REGTYPE, 0o666, b"x"),
+                    owned("tmp/private", tarfile.REGTYPE, 0o400, b"x"),
+                    owned("tmp/made/by/name", tarfile.REGTYPE, 0o644, b"x"),
+                    _entry("tmp/hard", tarfile.LNKTYPE, link="tmp/suid", mode=0o600),
+                )
+            ],
+        )
+    finally:
+        os.umask(before)
     modes = {p.name: p.lstat().st_mode & 0o7777 for p in (rootfs / "tmp").iterdir()}
-    assert modes == {"suid": 0o755, "plain": 0o644, "private": 0o600}
+    # A hard link is the file it links: one inode, that file's mode.
+    assert modes == {"suid": 0o755, "plain": 0o644, "private": 0o600, "made": 0o755, "hard": 0o755}
     assert (rootfs / "tmp").stat().st_mode & 0o7777 == 0o755
+    assert (rootfs / "tmp/made/by").stat().st_mode & 0o7777 == 0o755
     assert {p.lstat().st_uid for p in (rootfs / "tmp").iterdir()} == {os.getuid()}
 
 
