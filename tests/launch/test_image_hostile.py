@@ -150,6 +150,10 @@ def test_a_hard_link_past_path_max_cannot_bring_a_host_file_in(
         [("a/", "dir", ""), ("a/.wh..", "file", "")],
         # a name longer than PATH_MAX
         [("/".join(["n" * 200] * 21), "file", "x")],
+        # an absolute hard link, even to a file the image has
+        [("etc/", "dir", ""), ("etc/hostname", "file", "x"), ("stolen", "hard", "/etc/hostname")],
+        # a hard link into a folder that is not there
+        [("stolen", "hard", "nodir/file")],
         # more links in one lookup than the kernel follows
         [
             ("l0", "dir", ""),
@@ -170,6 +174,28 @@ def test_links_and_names_that_lead_out_are_refused(
     ]
     assert _refused(tmp_path, [_tar(*adders)]) == "image.unsafe_layer"
     _untouched(tmp_path, outside)
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        # a file deeper than the depth limit, its folders made on the way
+        [("/".join(["d"] * 200) + "/f", "file", "x")],
+        # a lookup of more than 512 steps (a link of 600 `./`)
+        [("a/", "dir", ""), ("s", "link", "./" * 600 + "a"), ("s/f", "file", "x")],
+    ],
+)
+def test_lookups_past_their_bounds_are_too_large(
+    tmp_path: Path, entries: list[tuple[str, str, str]]
+) -> None:
+    kinds = {"link": tarfile.SYMTYPE, "dir": tarfile.DIRTYPE}
+    adders = [
+        _entry(name, tarfile.REGTYPE, data=value.encode())
+        if kind == "file"
+        else _entry(name, kinds[kind], link=value)
+        for name, kind, value in entries
+    ]
+    assert _refused(tmp_path, [_tar(*adders)]) == "image.too_large"
 
 
 def test_whiteouts_under_a_link_to_the_host_are_refused_or_do_nothing(
@@ -204,6 +230,10 @@ def test_links_inside_the_image_are_followed_and_kept(tmp_path: Path) -> None:
         ]
     )
     upper = _tar(
+        _entry("usr/bin/", tarfile.DIRTYPE, mode=0o755),
+        _entry("usr/lib/sh", tarfile.SYMTYPE, link="../bin"),  # `..` inside the image
+        _entry("usr/lib/sh/tool", tarfile.REGTYPE, data=b"4"),
+        _entry("top", tarfile.SYMTYPE, link="usr/../etc"),
         _entry("lib/new", tarfile.REGTYPE, data=b"2"),  # written through the relative link
         _entry("lib/.wh.gone", tarfile.REGTYPE),
         _entry("lib/cache/.wh..wh..opq", tarfile.REGTYPE),
@@ -212,11 +242,30 @@ def test_links_inside_the_image_are_followed_and_kept(tmp_path: Path) -> None:
     )
     rootfs = _pull(tmp_path, [lower, upper])
     assert (rootfs / "usr/lib/new").read_text() == "2"
-    assert sorted(p.name for p in (rootfs / "usr/lib").iterdir()) == ["cache", "hard", "new"]
+    assert sorted(p.name for p in (rootfs / "usr/lib").iterdir()) == ["cache", "hard", "new", "sh"]
     assert list((rootfs / "usr/lib/cache").iterdir()) == []
     assert (rootfs / "usr/lib/hard").stat().st_ino == (rootfs / "usr/lib/new").stat().st_ino
     assert (rootfs / "etc/alt").readlink() == Path("/usr/lib/x")
     assert (rootfs / "b").read_text() == "3"
+    assert (rootfs / "usr/bin/tool").read_text() == "4"
+    assert (rootfs / "top").readlink() == Path("usr/../etc")
+
+
+def test_a_folder_whited_out_and_made_again_is_a_new_folder(tmp_path: Path) -> None:
+    lower = layer([("a/", "dir", b""), ("a/b/", "dir", b""), ("a/b/old", "file", "1")])
+    upper = layer([(".wh.a", "file", b""), ("a/b/new", "file", "2")])
+    replaced = layer([("x", "file", "old"), ("y", "file", "new")])
+    relinked = _tar(_entry("x", tarfile.LNKTYPE, link="y"))
+    rootfs = _pull(tmp_path, [lower, upper, replaced, relinked])
+    assert [p.name for p in (rootfs / "a/b").iterdir()] == ["new"]
+    assert (rootfs / "x").read_text() == "new"  # the hard link replaced the file
+
+
+def test_a_member_below_a_file_is_refused_as_not_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(LaunchError) as caught:
+        _pull(tmp_path, [layer([("etc", "file", "x")]), layer([("etc/passwd", "file", "y")])])
+    assert caught.value.code == "image.unsafe_layer"
+    assert "etc is not a folder" in caught.value.message
 
 
 def test_modes_are_cleaned_and_owners_not_applied(tmp_path: Path) -> None:

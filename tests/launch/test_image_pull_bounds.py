@@ -286,6 +286,15 @@ def test_a_bad_images_setting_is_config_invalid(
     error = _refused(tmp_path, pinned)
     assert error.code == "config.invalid"
     assert f"[images] {key}" in error.message
+    assert str(fd_home / "config" / "config.toml") in error.message
+
+
+def test_a_config_file_that_is_not_toml_is_config_invalid(
+    tmp_path: Path, fd_home: Path, rogue: Rogue
+) -> None:
+    _configure(fd_home, "max_layers = = 3\n")
+    pinned, _ = rogue.image([(layer([("f", "file", "x")]), False)])
+    assert _refused(tmp_path, pinned).code == "config.invalid"
 
 
 def test_an_image_within_the_configured_limits_pulls(
