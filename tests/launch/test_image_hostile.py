@@ -230,7 +230,6 @@ def test_links_inside_the_image_are_followed_and_kept(tmp_path: Path) -> None:
         ]
     )
     upper = _tar(
-        _entry("usr/bin/", tarfile.DIRTYPE, mode=0o755),
         _entry("usr/lib/sh", tarfile.SYMTYPE, link="../bin"),  # `..` inside the image
         _entry("usr/lib/sh/tool", tarfile.REGTYPE, data=b"4"),
         _entry("top", tarfile.SYMTYPE, link="usr/../etc"),
@@ -252,8 +251,16 @@ def test_links_inside_the_image_are_followed_and_kept(tmp_path: Path) -> None:
 
 
 def test_a_folder_whited_out_and_made_again_is_a_new_folder(tmp_path: Path) -> None:
-    lower = layer([("a/", "dir", b""), ("a/b/", "dir", b""), ("a/b/old", "file", "1")])
-    upper = layer([(".wh.a", "file", b""), ("a/b/new", "file", "2")])
+    lower = layer(
+        [
+            ("a/", "dir", b""),
+            ("a/b/", "dir", b""),
+            ("a/b/old", "file", "1"),
+            ("a/b/c/", "dir", b""),
+            ("a/b/c/x", "file", "1"),
+        ]
+    )
+    upper = layer([("a/b/.wh.c", "file", b""), (".wh.a", "file", b""), ("a/b/new", "file", "2")])
     replaced = layer([("x", "file", "old"), ("y", "file", "new")])
     relinked = _tar(_entry("x", tarfile.LNKTYPE, link="y"))
     rootfs = _pull(tmp_path, [lower, upper, replaced, relinked])

@@ -180,9 +180,6 @@ class Rootfs:
         """A folder already walked once, by its physical path."""
         if not path:
             return self.root
-        cached = self._dirs.get(path)
-        if cached is not None:
-            return cached
         fd = self.root
         walked = ""
         for name in path.split("/"):
