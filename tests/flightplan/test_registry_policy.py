@@ -7,6 +7,7 @@ a real server on loopback.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -209,3 +210,56 @@ def test_a_body_past_its_limit_is_too_large_and_an_error_body_is_not_read(tmp_pa
     finally:
         resolver.close()
     assert read == []
+
+
+def test_an_insecure_registry_named_with_its_port_is_spoken_to_over_http(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"blob")
+
+    _fetch(tmp_path, "reg.lan:5000", handler, insecure=frozenset({"reg.lan:5000"}))
+    _fetch(tmp_path, "other.lan:5000", handler, insecure=frozenset({"reg.lan:5000"}))
+    assert [str(r.url).split("/v2/")[0] for r in seen] == [
+        "http://reg.lan:5000",
+        "https://other.lan:5000",
+    ]
+
+
+def test_a_call_after_the_deadline_is_not_sent(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"blob")
+
+    resolver = OciResolver(transport=httpx.MockTransport(handler))
+    try:
+        with pytest.raises(RegistryRefused) as caught:
+            resolver.fetch_to(
+                parse_image_ref(f"registry.example/acme/tool@{BLOB}"),
+                "blobs",
+                BLOB,
+                tmp_path / "blob",
+                limit=1 << 20,
+                deadline=time.monotonic() - 1,
+            )
+    finally:
+        resolver.close()
+    assert caught.value.code == "pull_timeout"
+    assert seen == []
+
+
+@pytest.mark.parametrize("token", ["café", "tab\tbed", ""])
+def test_a_token_that_is_no_header_value_is_bad_token(tmp_path: Path, token: str) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "auth.example":
+            return httpx.Response(200, json={"token": token})
+        return httpx.Response(
+            401, headers={"WWW-Authenticate": 'Bearer realm="https://auth.example/t"'}
+        )
+
+    with pytest.raises(RegistryRefused) as caught:
+        _fetch(tmp_path, "registry.example", handler)
+    assert caught.value.code == "bad_token"

@@ -431,3 +431,34 @@ def test_unpacking_a_deep_tree_looks_each_folder_up_a_bounded_number_of_times(
     unpack([(blob, "")], tmp_path / "rootfs")
     monkeypatch.undo()
     assert calls <= 4 * len(adders) + 20
+
+
+def _raw_pax(data: bytes) -> Add:
+    """A PAX extended header holding exactly `data`, before a file `f`."""
+
+    def add(tar: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo("PaxHeaders/f")
+        info.type, info.size = tarfile.XHDTYPE, len(data)
+        tar.addfile(info, io.BytesIO(data))
+        _entry("f", tarfile.REGTYPE, data=b"x")(tar)
+
+    return add
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        b"99 path=x\n",  # longer than the header
+        b"5 path=x\n",  # shorter than its record
+        b"ab path=x\n",  # not a length
+        b"10 pathxy\n",  # no `=`
+        b"12 path=xyz\n10 pathxy\n",  # a good record, then a bad one
+    ],
+)
+def test_malformed_pax_records_are_refused(tmp_path: Path, records: bytes) -> None:
+    assert _refused(tmp_path, [_tar(_raw_pax(records))]) == "image.unsafe_layer"
+
+
+def test_well_formed_pax_records_are_read(tmp_path: Path) -> None:
+    rootfs = _pull(tmp_path, [_tar(_raw_pax(b"12 path=xyz\n"))])
+    assert sorted(p.name for p in rootfs.iterdir()) == ["xyz"]

@@ -191,6 +191,49 @@ def test_a_sparse_member_is_judged_by_its_declared_size(tmp_path: Path, rogue: R
     assert "big declares 1,099,511,627,776 bytes" in error.message
 
 
+@pytest.mark.parametrize(
+    "regions",
+    [
+        [(8192, b"b"), (0, b"a")],  # unsorted
+        [(0, b"aaaa"), (2, b"bb")],  # overlapping
+        [(4096 - 2, b"abc")],  # past the file's end
+    ],
+)
+def test_a_malformed_sparse_map_is_refused(
+    tmp_path: Path, rogue: Rogue, regions: list[tuple[int, bytes]]
+) -> None:
+    pinned, _ = rogue.image(
+        [(_sparse_layer(4096 * 4 if len(regions) > 1 else 4096, regions), False)]
+    )
+    assert _refused(tmp_path, pinned).code == "image.unsafe_layer"
+
+
+def test_a_sparse_map_claiming_more_data_than_stored_is_refused(
+    tmp_path: Path, rogue: Rogue
+) -> None:
+    data = _sparse_layer(1 << 20, [(0, b"x" * 100)])  # 100 bytes stored, one 512-byte block
+    claimed = data.replace(b"GNU.sparse.map=0,100", b"GNU.sparse.map=0,999")
+    assert claimed != data
+    pinned, _ = rogue.image([(claimed, False)])
+    assert _refused(tmp_path, pinned).code == "image.unsafe_layer"
+
+
+def test_headers_count_against_the_unpacked_limit(
+    tmp_path: Path, fd_home: Path, rogue: Rogue
+) -> None:
+    # Members that declare nothing, each behind a 60 KiB PAX header: 2.4 MiB
+    # of stream that no declared size counts.
+    _configure(fd_home, "max_unpacked_mib = 1\n")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for i in range(40):
+            info = tarfile.TarInfo(f"f{i}")
+            info.pax_headers = {"comment": "c" * (60 << 10)}
+            tar.addfile(info)
+    pinned, _ = rogue.image([(buffer.getvalue(), False)])
+    assert _refused(tmp_path, pinned).code == "image.too_large"
+
+
 def test_a_sparse_member_within_bounds_keeps_its_holes(tmp_path: Path, rogue: Rogue) -> None:
     size = 64 << 20
     pinned, _ = rogue.image([(_sparse_layer(size, [(4096, b"a" * 10), (size - 3, b"end")]), False)])

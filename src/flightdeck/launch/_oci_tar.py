@@ -5,7 +5,8 @@ layer (decompressed as it streams, never whole in memory) sits behind
 `Metered`, which refuses a read or seek past the pull's remaining unpacked
 bytes and more than `HEADER_LIMIT` bytes of headers for one member (PAX
 records, GNU long names, sparse maps: tarfile reads each of them whole).
-It only ever goes forward, so a gzip layer is decompressed once per pass.
+It only ever goes forward (tarfile, reading a member's data or skipping
+it, never seeks back), so a gzip layer is decompressed once per pass.
 
 Python before 3.11.10 parses PAX records with regular expressions that take
 time quadratic in runs of digits (CVE-2024-6232); a PAX header is therefore
@@ -44,7 +45,6 @@ class Metered:
         self.limit = limit  # bytes of the stream this layer may use
         self._pos = 0  # where tarfile thinks it is
         self._end = 0  # where `raw` is
-        self._tail = b""  # the last bytes read: tarfile re-reads one
         self.header = 0  # header bytes read for the current member; -1: data
         self.pax = 0  # the next read is a PAX header of this many bytes
 
@@ -57,7 +57,7 @@ class Metered:
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         target = offset if whence == os.SEEK_SET else self._pos + offset
-        if whence not in (os.SEEK_SET, os.SEEK_CUR) or target < self._end - len(self._tail):
+        if whence not in (os.SEEK_SET, os.SEEK_CUR) or target < self._end:
             raise Refused("unsafe_layer", "the tar stream would be read backwards")
         if target > self.limit:
             raise Refused("too_large", f"the layer unpacks to more than {self.limit:,} bytes")
@@ -75,21 +75,10 @@ class Metered:
                 raise Refused(
                     "too_large", f"a member's headers take more than {HEADER_LIMIT:,} bytes"
                 )
-        out = b""
-        if self._pos < self._end:  # re-reading what was just read
-            start = len(self._tail) - (self._end - self._pos)
-            out = self._tail[start : start + size]
-            self._pos += len(out)
-            size -= len(out)
-        if size > 0:
-            if self._pos > self._end:
-                self._raw.seek(self._pos)  # forward: decompressed and dropped
-                self._end, self._tail = self._pos, b""
-            data = self._raw.read(size)
-            self._end += len(data)
-            self._pos = self._end
-            self._tail = (self._tail + data[-BLOCK:])[-BLOCK:]
-            out += data
+        if self._pos > self._end:
+            self._raw.seek(self._pos)  # forward: decompressed and dropped
+        out = self._raw.read(size)
+        self._end = self._pos = self._pos + len(out)
         if self.pax:
             _screen_pax(out[: self.pax])
             self.pax = 0
