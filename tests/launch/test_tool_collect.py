@@ -32,6 +32,8 @@ with open(os.open('leaf.txt', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), 'w') 
 with open('/flightdeck/out/report.txt', 'w') as f:
     f.write('top')
 os.symlink('/etc', '/flightdeck/out/etc-link')
+# a name the clean-up itself uses for the folders it lifts
+os.makedirs('/flightdeck/out/.fd-rm-1/y/z')
 """
 
 
