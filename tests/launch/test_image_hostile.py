@@ -261,10 +261,23 @@ def test_a_folder_whited_out_and_made_again_is_a_new_folder(tmp_path: Path) -> N
         ]
     )
     upper = layer([("a/b/.wh.c", "file", b""), (".wh.a", "file", b""), ("a/b/new", "file", "2")])
+    # An opaque folder holding names the clean-up itself lifts folders to.
+    lifted = layer(
+        [
+            ("q/", "dir", b""),
+            ("q/.fd-rm-1/", "dir", b""),
+            ("q/.fd-rm-1/y/", "dir", b""),
+            ("q/.fd-rm-1/y/z", "file", "1"),
+            ("q/x/", "dir", b""),
+            ("q/x/y/", "dir", b""),
+        ]
+    )
+    emptied = layer([("q/.wh..wh..opq", "file", b"")])
     replaced = layer([("x", "file", "old"), ("y", "file", "new")])
     relinked = _tar(_entry("x", tarfile.LNKTYPE, link="y"))
-    rootfs = _pull(tmp_path, [lower, upper, replaced, relinked])
+    rootfs = _pull(tmp_path, [lower, upper, lifted, emptied, replaced, relinked])
     assert [p.name for p in (rootfs / "a/b").iterdir()] == ["new"]
+    assert list((rootfs / "q").iterdir()) == []
     assert (rootfs / "x").read_text() == "new"  # the hard link replaced the file
 
 
