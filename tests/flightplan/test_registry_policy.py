@@ -7,13 +7,14 @@ a real server on loopback.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from flightdeck.flightplan import OciResolver, parse_image_ref
+from flightdeck.flightplan import FlightPlanError, OciResolver, parse_image_ref
 from flightdeck.flightplan._registry_http import MAX_REDIRECTS, TOKEN_LIMIT, RegistryRefused
 
 BLOB = "sha256:" + "a" * 64
@@ -263,3 +264,52 @@ def test_a_token_that_is_no_header_value_is_bad_token(tmp_path: Path, token: str
     with pytest.raises(RegistryRefused) as caught:
         _fetch(tmp_path, "registry.example", handler)
     assert caught.value.code == "bad_token"
+
+
+def _resolver(handler: object) -> OciResolver:
+    return OciResolver(transport=httpx.MockTransport(handler))  # type: ignore[arg-type]
+
+
+def test_a_digest_missing_from_head_is_the_digest_of_the_body_get_serves() -> None:
+    body = b'{"schemaVersion": 2}'
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body if request.method == "GET" else b"")
+
+    digest = "sha256:" + hashlib.sha256(body).hexdigest()
+    assert _resolver(handler).resolve("registry.example/acme/tool:1") == (
+        f"registry.example/acme/tool@{digest}"
+    )
+
+
+def test_a_manifest_body_over_4_mib_is_refused_at_freeze() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b"x" * (5 << 20) if request.method == "GET" else b"")
+
+    with pytest.raises(FlightPlanError) as caught:
+        _resolver(handler).resolve("registry.example/acme/tool:1")
+    assert caught.value.code == "freeze.registry_refused"
+
+
+def test_a_digest_header_on_an_error_is_not_a_resolution() -> None:
+    digest = "sha256:" + "b" * 64
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, headers={"Docker-Content-Digest": digest})
+
+    assert _resolver(handler).resolve("registry.example/acme/tool:1") is None
+
+
+def test_a_challenge_other_than_bearer_asks_for_no_token(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(
+            401, headers={"WWW-Authenticate": 'Basic realm="https://auth.example/t"'}
+        )
+
+    resolver = _resolver(handler)
+    ref = parse_image_ref(f"registry.example/acme/tool@{BLOB}")
+    assert resolver.fetch_to(ref, "blobs", BLOB, tmp_path / "b", limit=1 << 20) == 401
+    assert [r.url.host for r in seen] == ["registry.example"]
