@@ -28,6 +28,7 @@ from flightdeck.launch._fdtree import remove_path
 from flightdeck.launch._image_cache import ImageCache
 from flightdeck.launch._oci_rootfs import MAX_DEPTH
 from flightdeck.launch._oci_unpack import unpack
+from flightdeck.launch._pull_limits import PullLimits
 
 from ._image import layer, serve
 
@@ -475,3 +476,58 @@ def test_malformed_pax_records_are_refused(tmp_path: Path, records: bytes) -> No
 def test_well_formed_pax_records_are_read(tmp_path: Path) -> None:
     rootfs = _pull(tmp_path, [_tar(_raw_pax(b"12 path=xyz\n"))])
     assert sorted(p.name for p in rootfs.iterdir()) == ["xyz"]
+
+
+def _negative_size(raw: bytes, offset: int, size: int) -> bytes:
+    """`raw` with the header at `offset` declaring `size` (base-256, as tar
+    writes numbers that do not fit in octal), its checksum made right."""
+    block = bytearray(raw[offset : offset + 512])
+    block[124:136] = b"\xff" + (256**11 + size).to_bytes(11, "big")
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return raw[:offset] + bytes(block) + raw[offset + 512 :]
+
+
+@pytest.mark.parametrize("kind", ["link", "pax"])
+def test_a_negative_size_gets_no_credit_and_moves_nothing_backwards(
+    tmp_path: Path, kind: str
+) -> None:
+    # A link declaring -1 TiB would lower what the layers count as unpacked;
+    # a PAX header declaring -512 bytes would send tarfile back to re-read
+    # itself (or read the whole layer into memory).
+    if kind == "link":
+        raw = _negative_size(layer([("l", "link", "x")]), 0, -(1 << 40))
+    else:
+        raw = _negative_size(_tar(_raw_pax(b"12 path=xyz\n")), 0, -512)
+    assert _refused(tmp_path, [raw]) == "image.unsafe_layer"
+
+
+def _stream_bomb(headers: int, data: int) -> bytes:
+    """Members that declare nothing behind 60 KiB PAX headers, then one with
+    `data` bytes, then one whose data is cut off (refused if ever reached)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for i in range(headers):
+            info = tarfile.TarInfo(f"h{i}")
+            info.pax_headers = {"comment": "c" * (60 << 10)}
+            tar.addfile(info)
+        _entry("data", tarfile.REGTYPE, data=bytes(data))(tar)
+        _entry("cut", tarfile.REGTYPE, data=b"x" * 4096)(tar)
+    raw = buffer.getvalue()
+    return raw[: raw.rindex(b"x" * 4096) + 100]
+
+
+@pytest.mark.parametrize(
+    ("headers", "data"),
+    [(40, 0), (15, 300 << 10)],  # read past the bound; skipped (sought) past it
+)
+def test_the_stream_stops_at_the_unpacked_bound_before_the_end_of_the_layer(
+    tmp_path: Path, headers: int, data: int
+) -> None:
+    blob = tmp_path / "layer"
+    blob.write_bytes(_stream_bomb(headers, data))
+    limits = PullLimits(max_unpacked_bytes=1 << 20)
+    with pytest.raises(LaunchError) as caught:
+        unpack([(blob, "")], tmp_path / "rootfs", limits)
+    # too_large: refused as the bound passed, not when the cut-off member was reached
+    assert caught.value.code == "image.too_large", caught.value

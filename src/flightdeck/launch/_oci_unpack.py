@@ -64,6 +64,8 @@ class _Spent:
 
     def member(self, member: tarfile.TarInfo) -> None:
         self.entries += 1
+        if member.size < 0:  # base-256 or PAX sizes can be negative: no credit against the bounds
+            raise Refused("unsafe_layer", f"{member.name} declares a negative size")
         if self.entries > self.limits.max_entries:
             raise Refused("too_large", f"more than {self.limits.max_entries:,} entries")
         if member.size > self.limits.max_entry_bytes:
