@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench fuzz fuzz-protocol fuzz-acp clean
+.PHONY: setup demo test lint typecheck unit bench fuzz fuzz-images fuzz-protocol fuzz-acp clean
 
 setup: $(STAMP)
 
@@ -48,9 +48,16 @@ fuzz-protocol: $(STAMP)
 fuzz-acp: $(STAMP)
 	$(BIN)/python scripts/fuzz_acp.py --frames 2000
 
-# Not part of CI: fuzz the document layer (FUZZ_N documents; bench/fuzz/documents.py).
+# Not part of CI (a 200-layer slice is in the tests): FUZZ_IMAGES_N malicious layers
+# through the image unpacker, as root inside bubblewrap (bench/fuzz/images.py).
+FUZZ_IMAGES_N ?= 10000
+fuzz-images: $(STAMP)
+	$(BIN)/python bench/fuzz/images.py -n $(FUZZ_IMAGES_N)
+
+# Not part of CI: fuzz the document layer (FUZZ_N documents; bench/fuzz/documents.py)
+# and the image unpacker.
 FUZZ_N ?= 1000000
-fuzz: $(STAMP)
+fuzz: $(STAMP) fuzz-images
 	$(BIN)/python bench/fuzz/documents.py -n $(FUZZ_N)
 
 clean:

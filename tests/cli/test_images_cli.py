@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.launch._image import layer
-from tests.launch.test_image_unpack import _serve
+from tests.launch._image import serve as _serve
 
 from ._run import run
 

@@ -4,10 +4,15 @@ marker file, pushed layer by layer to the loopback registry."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
+import json
 import tarfile
 from pathlib import Path
 
+import httpx
+
+from flightdeck.flightplan import OciResolver
 from tests.flightplan._registry import push_layers
 
 # Pushing is the registry helper's: layer by layer, the manifest digest back.
@@ -73,3 +78,45 @@ def busybox_layers() -> list[tuple[bytes, bool]]:
         gz=True,
     )
     return [(first, False), (second, True)]
+
+
+REGISTRY = "registry.test"
+
+
+def digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def serve(
+    layers: list[tuple[bytes, bool]], *, lie: dict[str, bytes] | None = None
+) -> tuple[str, OciResolver]:
+    """A registry double (httpx's MockTransport) serving an image of these
+    layers; the pinned reference and a resolver that talks to it. `lie`
+    replaces a blob's bytes."""
+    config = b'{"os": "linux"}'
+    blobs = {digest(config): config}
+    entries = []
+    for blob, gz in layers:
+        blobs[digest(blob)] = blob
+        media = "application/vnd.oci.image.layer.v1.tar" + ("+gzip" if gz else "")
+        entries.append({"mediaType": media, "digest": digest(blob), "size": len(blob)})
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"digest": digest(config), "size": len(config)},
+            "layers": entries,
+        }
+    ).encode()
+    blobs[digest(manifest)] = manifest
+    for name, replacement in (lie or {}).items():
+        blobs[name] = replacement
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        name = request.url.path.rsplit("/", 1)[-1]
+        if name not in blobs:
+            return httpx.Response(404)
+        return httpx.Response(200, content=blobs[name])
+
+    resolver = OciResolver(transport=httpx.MockTransport(handler))
+    return f"{REGISTRY}/acme/tool@{digest(manifest)}", resolver

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from flightdeck.flightplan import KeyPair, OciResolver, freeze_plan, generate_keys
-from flightdeck.launch import bwrap_path
+from flightdeck.launch import StepSettings, bwrap_path
 from flightdeck.launch._image_cache import ImageCache
 from tests.flightplan import _registry
 from tests.flightplan._resign import resign
@@ -191,6 +191,27 @@ def test_a_lock_with_the_older_name_at_digest_form_still_pulls(
     assert result.status == "completed", result.error
     record = harness.records("launch.tool_network")[0]
     assert record["environment"] == f"image {old}" and record["image"]["pulled"] is True
+
+
+def test_the_workspace_images_limits_bound_the_pull(harness: Harness, tmp_path: Path) -> None:
+    """`[images]` in the workspace's flightdeck.toml: busybox unpacks to
+    about 2 MiB, over a 1 MiB limit, so the step fails before it runs and
+    nothing is cached; without the limit the same plan runs."""
+    (tmp_path / "registry").mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "flightdeck.toml").write_text("[images]\nmax_unpacked_mib = 1\n")
+    with _registry.running_registry(tmp_path / "registry") as address:
+        _image.push(address, "flightdeck/busybox", "1", _image.busybox_layers())
+        _freeze(tmp_path, address, "cat /etc/flightdeck-marker > /flightdeck/out/report.txt")
+        bounded = StepSettings(workspace=str(workspace), retry_base_delay=0.0)
+        result = harness.run("image-plan@1.0.0", unsigned=False, settings=bounded)  # type: ignore[arg-type]
+        assert result.status == "failed" and result.error is not None
+        assert result.error.code == "image.too_large", result.error
+        assert ImageCache().entries() == []
+        (workspace / "flightdeck.toml").write_text("[images]\nmax_unpacked_mib = 16\n")
+        again = harness.run("image-plan@1.0.0", unsigned=False, settings=bounded)  # type: ignore[arg-type]
+    assert again.status == "completed", again.error
 
 
 # (No `wget -T`: busybox-static 1.35 crashes on it.)

@@ -5,20 +5,24 @@ distribution API: `HEAD /v2/<name>/manifests/<tag>` with the manifest media
 types in `Accept`, reading `Docker-Content-Digest`. A reference already pinned
 with `@sha256:` is kept as it is and never touches the network. Loopback
 registries (`localhost:PORT/...`, `127.0.0.1:PORT/...`) and hosts listed in
-`insecure_hosts` are spoken to over plain http.
+`insecure_hosts` are spoken to over plain http. The HTTP itself, bounded and
+judged by the registry policy, is `_registry_http`'s.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import httpx
 
 from flightdeck.flightplan._errors import FlightPlanError
+from flightdeck.flightplan._registry_http import NO_DEADLINE, RegistryRefused, RegistrySession
 
 MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",
@@ -27,7 +31,9 @@ MANIFEST_TYPES = (
     "application/vnd.docker.distribution.manifest.v2+json",
 )
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-_LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+# What registries accept as a manifest (the distribution spec's 4 MiB).
+MANIFEST_LIMIT = 4 << 20
+_T = TypeVar("_T")
 DOCKER_HUB = "registry-1.docker.io"
 
 
@@ -77,107 +83,121 @@ class PinnedOnlyResolver:
 
 
 class OciResolver:
+    """The OCI distribution client freeze resolves tags with and launch pulls
+    pinned images with. Its HTTP is bounded (`_registry_http`): redirects
+    judged by the registry policy, bodies counted, every call under a deadline.
+    """
+
     def __init__(
         self,
         *,
         insecure_hosts: frozenset[str] = frozenset(),
         transport: httpx.BaseTransport | None = None,
         timeout: float = 10.0,
+        resolve_timeout: float = 60.0,
     ) -> None:
-        self._insecure = insecure_hosts
-        self._last_challenge = ""
-        self._client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=True)
+        self._http = RegistrySession(insecure_hosts, transport, timeout)
+        self._resolve_timeout = resolve_timeout
 
     def resolve(self, ref: str) -> str | None:
         parsed = parse_image_ref(ref)
         if parsed.digest:
             return ref  # already pinned: kept as written
-        scheme = "http" if self._plain_http(parsed.registry) else "https"
-        url = f"{scheme}://{parsed.registry}/v2/{parsed.repository}/manifests/{parsed.tag}"
+        url = f"{self._scheme(parsed.registry)}://{parsed.registry}/v2/{parsed.repository}/manifests/{parsed.tag}"
         headers = {"Accept": ", ".join(MANIFEST_TYPES)}
-        try:
-            response = self._request("HEAD", url, headers)
+        deadline = time.monotonic() + self._resolve_timeout
+
+        def head(response: httpx.Response) -> tuple[int, str | None]:
+            return response.status_code, response.headers.get("Docker-Content-Digest")
+
+        def get(response: httpx.Response) -> tuple[int, str | None]:
+            if response.status_code != 200:
+                return response.status_code, None
             digest = response.headers.get("Docker-Content-Digest")
-            if response.status_code == 200 and not digest:
+            body = self._http.stream(response, deadline, MANIFEST_LIMIT)
+            return 200, digest or "sha256:" + hashlib.sha256(body).hexdigest()
+
+        try:
+            status, digest = self._call("HEAD", url, headers, parsed.registry, deadline, head)
+            if status == 200 and not digest:
                 # Some registries omit the header on HEAD; the digest of the
                 # manifest bytes served by GET is the digest by definition.
-                response = self._request("GET", url, headers)
-                digest = response.headers.get("Docker-Content-Digest")
-                if response.status_code == 200 and not digest:
-                    digest = "sha256:" + hashlib.sha256(response.content).hexdigest()
+                status, digest = self._call("GET", url, headers, parsed.registry, deadline, get)
         except httpx.HTTPError as exc:
             raise FlightPlanError(
                 "freeze.registry_unreachable", f"cannot reach {parsed.registry}: {exc}"
             ) from None
-        if response.status_code != 200 or not digest or not _DIGEST.match(digest):
+        except RegistryRefused as exc:
+            raise FlightPlanError(
+                "freeze.registry_refused",
+                f"{parsed.registry}: {exc.message} ({exc.code})",
+                hint="freeze resolves tags only through registries that answer within bounds"
+                " and redirect only where the registry policy allows",
+            ) from None
+        if status != 200 or not digest or not _DIGEST.match(digest):
             return None
         return f"{parsed.registry}/{parsed.repository}@{digest}"
 
-    def fetch(self, ref: ImageRef, kind: str, reference: str, accept: str = "") -> httpx.Response:
-        """GET `/v2/<repository>/<kind>/<reference>` (kind: manifests or blobs)
-        with the same scheme choice and anonymous token auth as `resolve`;
-        launch pulls a pinned image through it. Raises httpx.HTTPError."""
-        scheme = "http" if self._plain_http(ref.registry) else "https"
-        url = f"{scheme}://{ref.registry}/v2/{ref.repository}/{kind}/{reference}"
-        return self._request("GET", url, {"Accept": accept} if accept else {})
-
     def fetch_to(
-        self, ref: ImageRef, kind: str, reference: str, dest: Path, *, limit: int, accept: str = ""
+        self,
+        ref: ImageRef,
+        kind: str,
+        reference: str,
+        dest: Path,
+        *,
+        limit: int,
+        accept: str = "",
+        deadline: float = NO_DEADLINE,
     ) -> int:
-        """Like `fetch`, streaming the body into `dest` and stopping past
-        `limit` bytes (a registry cannot fill the disk); the status code."""
-        scheme = "http" if self._plain_http(ref.registry) else "https"
-        url = f"{scheme}://{ref.registry}/v2/{ref.repository}/{kind}/{reference}"
+        """GET `/v2/<repository>/<kind>/<reference>` (kind: manifests or
+        blobs) with the same scheme choice and anonymous token auth as
+        `resolve`, streaming the body into `dest`; the status code. Raises
+        httpx.HTTPError, or RegistryRefused (`redirect_refused`, `bad_token`,
+        `pull_timeout`, and `too_large` past `limit` bytes: a registry
+        cannot fill the disk)."""
+        url = (
+            f"{self._scheme(ref.registry)}://{ref.registry}/v2/{ref.repository}/{kind}/{reference}"
+        )
         headers = {"Accept": accept} if accept else {}
-        status = self._stream_to(url, headers, dest, limit)
-        if status == 401 and self._last_challenge.lower().startswith("bearer "):
-            token = self._anonymous_token(self._last_challenge)
-            if token:
-                headers["Authorization"] = f"Bearer {token}"
-                status = self._stream_to(url, headers, dest, limit)
-        return status
 
-    def _stream_to(self, url: str, headers: dict[str, str], dest: Path, limit: int) -> int:
-        with self._client.stream("GET", url, headers=headers) as response:
-            self._last_challenge = response.headers.get("WWW-Authenticate", "")
+        def save(response: httpx.Response) -> int:
             if response.status_code != 200:
                 return response.status_code
-            written = 0
             with dest.open("wb") as out:
-                for chunk in response.iter_bytes(1 << 20):
-                    written += len(chunk)
-                    out.write(chunk)
-                    if written > limit:
-                        break  # the caller's size check refuses it
+                self._http.stream(response, deadline, limit, out)
             return 200
 
+        return self._call("GET", url, headers, ref.registry, deadline, save)
+
     def close(self) -> None:
-        self._client.close()
+        self._http.close()
 
-    def _plain_http(self, registry: str) -> bool:
-        host = registry.rsplit(":", 1)[0] if not registry.startswith("[") else registry
-        return registry in self._insecure or host in self._insecure or host in _LOOPBACK
+    def _scheme(self, registry: str) -> str:
+        return "http" if self._http.plain_http(registry) else "https"
 
-    def _request(self, method: str, url: str, headers: dict[str, str]) -> httpx.Response:
-        response = self._client.request(method, url, headers=headers)
-        challenge = response.headers.get("WWW-Authenticate", "")
-        if response.status_code == 401 and challenge.lower().startswith("bearer "):
-            token = self._anonymous_token(challenge)
-            if token:
-                response = self._client.request(
-                    method, url, headers={**headers, "Authorization": f"Bearer {token}"}
-                )
-        return response
-
-    def _anonymous_token(self, challenge: str) -> str | None:
-        # Public registries (Docker Hub, ghcr.io) hand out anonymous pull tokens.
-        params = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
-        realm = params.pop("realm", None)
-        if not realm:
-            return None
-        response = self._client.get(realm, params=params)
-        if response.status_code != 200:
-            return None
-        body = response.json()
-        token = body.get("token") or body.get("access_token")
-        return token if isinstance(token, str) else None
+    def _call(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        registry: str,
+        deadline: float,
+        consume: Callable[[httpx.Response], _T],
+    ) -> _T:
+        """`consume` the answer, once more with an anonymous token after a
+        `Bearer` challenge. `consume` reads no body but a 200's."""
+        with self._http.open(
+            method, url, headers, registry=registry, deadline=deadline
+        ) as response:
+            challenge = response.headers.get("WWW-Authenticate", "")
+            if response.status_code != 401 or not challenge.lower().startswith("bearer "):
+                return consume(response)
+            refused = consume(response)
+        token = self._http.token(challenge, registry, deadline)
+        if token is None:
+            return refused
+        authorized = {**headers, "Authorization": f"Bearer {token}"}
+        with self._http.open(
+            method, url, authorized, registry=registry, deadline=deadline
+        ) as response:
+            return consume(response)

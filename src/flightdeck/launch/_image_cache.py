@@ -14,9 +14,9 @@ unpacked tree in the data directory, which is trusted as the keyring is.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
-import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._fdtree import remove_path, walk
 from flightdeck.launch._oci_unpack import tree_digest, unpack
+from flightdeck.launch._pull_limits import PullLimits, configured_limits
 
 if TYPE_CHECKING:
     from flightdeck.flightplan import OciResolver
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 # Listing and pruning never import the registry client (httpx): the pull
 # and verification helpers are imported where they are first used.
 _DIGEST_HEX = frozenset("0123456789abcdef")
+_LIST_DEPTH = 256  # `images list` sizes a tree deeper than any unpack makes
 
 
 @dataclass(frozen=True)
@@ -63,13 +66,20 @@ class ImageCache:
             raise LaunchError("image.not_pinned", f"{pinned} is not pinned by a sha256 digest")
         return self.root / "sha256" / hexpart
 
-    def ensure(self, pinned: str, resolver: Callable[[], OciResolver] | None = None) -> CachedImage:
-        """The verified cached image, pulled and unpacked first if missing."""
+    def ensure(
+        self,
+        pinned: str,
+        resolver: Callable[[], OciResolver] | None = None,
+        limits: PullLimits | None = None,
+    ) -> CachedImage:
+        """The verified cached image, pulled and unpacked first if missing,
+        within `limits` (when None: `[images]` of the user configuration;
+        a launch passes its workspace's)."""
         from flightdeck.flightplan import OciResolver
 
         folder = self.folder(pinned)
         try:
-            return self._ensure(pinned, folder, resolver or OciResolver)
+            return self._ensure(pinned, folder, resolver or OciResolver, limits)
         except OSError as exc:
             raise LaunchError(
                 "image.cache_unwritable",
@@ -78,7 +88,11 @@ class ImageCache:
             ) from None
 
     def _ensure(
-        self, pinned: str, folder: Path, resolver: Callable[[], OciResolver]
+        self,
+        pinned: str,
+        folder: Path,
+        resolver: Callable[[], OciResolver],
+        limits: PullLimits | None,
     ) -> CachedImage:
         from filelock import FileLock
 
@@ -88,16 +102,17 @@ class ImageCache:
         with FileLock(str(folder) + ".lock"):
             if (folder / "ready.json").is_file():
                 return self.verify(pinned)
+            limits = limits or configured_limits(None)
             building = Path(tempfile.mkdtemp(prefix=".pull-", dir=folder.parent))
             try:
                 client = resolver()
                 try:
-                    manifest = pull(pinned, building, client)
+                    manifest, deadline = pull(pinned, building, client, limits)
                 finally:
                     client.close()
                 _, layers = manifest_blobs(manifest, pinned)
                 blobs = [(building / "blobs" / b.hex, LAYER_TYPES[b.media_type]) for b in layers]
-                dropped = unpack(blobs, building / "rootfs")
+                dropped = unpack(blobs, building / "rootfs", limits, deadline)
                 ready = {
                     "pinned": pinned,
                     "tree": tree_digest(building / "rootfs"),
@@ -107,7 +122,8 @@ class ImageCache:
                 (building / "ready.json").write_text(json.dumps(ready, indent=2), "utf-8")
                 building.rename(folder)
             finally:
-                shutil.rmtree(building, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    remove_path(building)  # however deep a refused layer nested it
         return CachedImage(pinned, folder, str(ready["tree"]), tuple(dropped), pulled=True)
 
     def verify(self, pinned: str) -> CachedImage:
@@ -149,11 +165,11 @@ class ImageCache:
                 data = json.loads(ready.read_text("utf-8"))
             except (OSError, ValueError):
                 data = {}
-            size = sum(  # lstat: the rootfs's links point into the image, not here
-                os.lstat(os.path.join(folder, name)).st_size
-                for folder, _, names in os.walk(ready.parent)
-                for name in names
-            )
+            size = 0
+            with contextlib.suppress(OSError):  # lstat: the rootfs's links point into the image
+                for entry in walk(ready.parent, max_depth=_LIST_DEPTH):
+                    if not stat.S_ISDIR(entry.info.st_mode):
+                        size += entry.info.st_size
             out.append(
                 {
                     "digest": "sha256:" + ready.parent.name,
@@ -176,7 +192,8 @@ class ImageCache:
                 continue
             digest = "sha256:" + folder.name
             if digest not in keep:
-                shutil.rmtree(folder, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    remove_path(folder)
                 removed.append(digest)
         return removed
 

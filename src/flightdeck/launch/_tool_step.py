@@ -12,6 +12,7 @@ exported as `FLIGHTDECK_MOUNT` / `FLIGHTDECK_COLLECT`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import mimetypes
 import os
@@ -22,6 +23,7 @@ from typing import Any
 
 from flightdeck.guard import EgressProxy
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._fdtree import FILE_FLAGS, TooDeep, remove_path, walk
 from flightdeck.launch._relay import Relay
 from flightdeck.launch._sandbox import SAFE_PATH, bwrap_argv, bwrap_path
 from flightdeck.launch._services import StepServices
@@ -30,6 +32,9 @@ from flightdeck.launch._toolcheck import check_tool_version
 
 DEFAULT_MOUNT = "/flightdeck/in"
 DEFAULT_COLLECT = "/flightdeck/out"
+# Folders below collect.path that are read; deeper output is refused
+# (`tool.output_too_deep`), whatever the tool made.
+COLLECT_DEPTH = 64
 
 
 async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
@@ -62,13 +67,17 @@ async def run_tool(task: StepTask, services: StepServices) -> StepOutcome:
             record["tool_version"] = await check_tool_version(
                 command[0], task.tool_versions, inside=inside
             )
-        with tempfile.TemporaryDirectory(prefix="fd-tool-") as scratch:
-            try:
-                files, skipped = await _execute(task, Path(scratch), bwrap, proxy, rootfs)
-            finally:
-                record["contacted"] = sorted(set(proxy.contacted))
-                record["denied"] = sorted(set(proxy.denied))
-                record["decisions"] = [d.to_dict() for d in proxy.decisions]
+        # Not TemporaryDirectory: its clean-up recurses per level, and a tool
+        # can nest its output deeper than the interpreter's recursion limit.
+        scratch = Path(tempfile.mkdtemp(prefix="fd-tool-"))
+        try:
+            files, skipped = await _execute(task, scratch, bwrap, proxy, rootfs)
+        finally:
+            record["contacted"] = sorted(set(proxy.contacted))
+            record["denied"] = sorted(set(proxy.denied))
+            record["decisions"] = [d.to_dict() for d in proxy.decisions]
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(remove_path, scratch)
         record["skipped"] = skipped
         refused = next((d for d in proxy.decisions if d.decision != "allowed"), None)
         if refused is not None:
@@ -116,8 +125,10 @@ async def _image_rootfs(task: StepTask, record: dict[str, Any]) -> Path:
     """The pinned image's verified rootfs, pulled into the cache if missing
     (a worker thread: pulling and hashing block)."""
     from flightdeck.launch._image_cache import ImageCache
+    from flightdeck.launch._pull_limits import configured_limits
 
-    image = await asyncio.to_thread(ImageCache().ensure, str(task.image))
+    limits = configured_limits(task.settings.workspace)
+    image = await asyncio.to_thread(ImageCache().ensure, str(task.image), None, limits)
     record["image"] = {"pinned": image.pinned, "tree": image.tree, "pulled": image.pulled}
     return image.rootfs
 
@@ -223,28 +234,42 @@ async def _run(
 
 
 def _collect(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The regular files under `root` as a file-map, and the other entries'
+    paths (links, fifos, sockets never leave the sandbox). Read through
+    descriptors, without recursion: a tool's output may be anything."""
     files: list[dict[str, Any]] = []
     skipped: list[str] = []
-    for folder, dirs, names in os.walk(root, followlinks=False):
-        dirs.sort()
-        for name in sorted(names):
-            path = Path(folder, name)
-            relative = path.relative_to(root).as_posix()
-            if not stat.S_ISREG(os.lstat(path).st_mode):
-                skipped.append(relative)  # symlinks, fifos, sockets never leave the sandbox
+    try:
+        for entry in walk(root, max_depth=COLLECT_DEPTH):
+            if stat.S_ISDIR(entry.info.st_mode):
                 continue
-            data = path.read_bytes()
+            if not stat.S_ISREG(entry.info.st_mode):
+                skipped.append(entry.relative)
+                continue
+            fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.parent_fd)
+            with os.fdopen(fd, "rb") as handle:
+                data = handle.read()
             try:
                 content = data.decode("utf-8")
             except UnicodeDecodeError:
                 raise LaunchError(
                     "tool.binary_output",
-                    f"{relative} is not UTF-8; v1 materializes utf-8 artifacts only",
+                    f"{entry.relative} is not UTF-8; v1 materializes utf-8 artifacts only",
                 ) from None
-            mime = mimetypes.guess_type(name)[0] or "text/plain"
+            mime = mimetypes.guess_type(entry.name)[0] or "text/plain"
             files.append(
-                {"path": relative, "mimeType": mime, "encoding": "utf-8", "content": content}
+                {"path": entry.relative, "mimeType": mime, "encoding": "utf-8", "content": content}
             )
+    except TooDeep:
+        raise LaunchError(
+            "tool.output_too_deep",
+            f"the tool's output nests folders deeper than {COLLECT_DEPTH} levels",
+            hint="collect a flatter tree (or an archive of it)",
+        ) from None
+    except OSError as exc:
+        raise LaunchError(
+            "tool.output_unreadable", f"cannot read the tool's output: {exc}"
+        ) from None
     return files, skipped
 
 
