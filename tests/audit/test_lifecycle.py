@@ -184,15 +184,27 @@ def harness(tmp_path: Path) -> Harness:
 
 def test_a_launch_fires_approval_waiting_and_run_finished(harness: Harness, tmp_path: Path) -> None:
     _handlers(harness, [])
-    result = harness.run(_plan(tmp_path))
+    plan = _plan(tmp_path)
+    result = harness.run(plan)
     assert result.status == "pending-approval"
-    fired = [
-        (r["event"], r.get("step"), r.get("status")) for r in harness.records("lifecycle.event")
-    ]
-    assert fired == [
-        ("approval.waiting", "file", None),
-        ("run.finished", None, "pending-approval"),
-    ]
+
+    def fired() -> list[tuple[str, Any, Any]]:
+        records = harness.records("lifecycle.event")
+        return [(r["event"], r.get("step"), r.get("status")) for r in records]
+
+    # Paused for the approval: the run has not finished (docs/launch.md).
+    assert fired() == [("approval.waiting", "file", None)]
+    assert [r["pending_approval"] for r in harness.records("launch.pause")] == [["file"]]
+    assert harness.records("launch.finish") == []
+    row = harness.journal.run(result.run_id)
+    assert row is not None and row.finished_at is None  # paused, not finished
+    resumed = harness.run(None, resume=result.run_id, approve=["file"])
+    assert resumed.status == "completed"
+    # It finished once: one `run.finished`, one `launch.finish`.
+    assert fired() == [("approval.waiting", "file", None), ("run.finished", None, "completed")]
+    assert [r["status"] for r in harness.records("launch.finish")] == ["completed"]
+    row = harness.journal.run(result.run_id)
+    assert row is not None and row.finished_at is not None
 
 
 def test_a_slow_subscriber_cannot_grow_the_queue_without_bound() -> None:

@@ -303,8 +303,7 @@ def test_an_unsafe_step_in_doubt_is_held_not_repeated(cluster: Cluster, tmp_path
     _replay(cluster, result.run_id)
     # A later resume holds it exactly as a local resume holds a step whose
     # process died: it is not run again without the operator's word.
-    local = support.runtime(cluster.home)
-    again = _launch(local, plan, out, resume=result.run_id, approve=["write_hang"])
+    again = cluster.launch(plan, out, resume=result.run_id, approve=["write_hang"])
     assert again.status == "failed" and again.error is not None
     assert again.error.code == "resume.in_doubt"
     assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
@@ -401,7 +400,9 @@ def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path:
     assert result.status == "completed"
     assert len(_calls(cluster.home, "publish")) == 1
     kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
-    assert kinds.count("launch.finish") == 2 and "launch.resume" in kinds
+    # Held for the approval, the run paused; it finished once, after it.
+    assert kinds.count("launch.pause") == 1 and "launch.resume" in kinds
+    assert kinds.count("launch.finish") == 1
     _replay(cluster, started.run_id)
 
 

@@ -2,9 +2,16 @@
 complete (before any dependant starts), so a killed or paused run resumes
 without repeating completed steps.
 
-Append-only named migrations, like the audit store. A step row moves
+Append-only named migrations, like the audit store, applied under one write
+lock so that processes opening an old journal at once (a launcher and its
+workers sharing a data directory) apply each exactly once. A step row moves
 `started` -> `completed` | `failed` | `pending-approval`; a `started` row left
 behind by a killed process is "in doubt" on resume.
+
+A run row records the executor that walks it (`local` or `temporal`, and for
+Temporal the cluster: address, namespace, task queues), so that a resume, an
+approval or `runs show` goes where the run lives. Rows written before that
+was recorded have neither (`executor` is None: unknown).
 """
 
 from __future__ import annotations
@@ -67,6 +74,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             content TEXT,
             PRIMARY KEY (run_id, name)
         );
+        """,
+    ),
+    (
+        # NULL for the runs recorded before: their executor is unknown (a
+        # default of 'local' would send an old Temporal run's resume here).
+        "0002_run_executor",
+        """
+        ALTER TABLE runs ADD COLUMN executor TEXT;
+        ALTER TABLE runs ADD COLUMN cluster TEXT;
         """,
     ),
 )
@@ -137,6 +153,8 @@ class RunRow:
     inputs: dict[str, Any]
     options: dict[str, Any]
     error: dict[str, Any] | None
+    executor: str | None = None  # local | temporal; None: recorded before it was kept
+    cluster: dict[str, Any] | None = None  # temporal: address, namespace, task queues
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -151,6 +169,8 @@ class RunRow:
             "inputs": self.inputs,
             "options": self.options,
             "error": self.error,
+            "executor": self.executor,
+            "cluster": self.cluster,
         }
 
 
@@ -204,6 +224,46 @@ def _unusable(path: Path, exc: Exception) -> LaunchError:
     )
 
 
+# Statuses of a run that has not ended: walking, or paused for an approval.
+_OPEN = frozenset({"running", "pending-approval"})
+_NAMES = frozenset(name for name, _ in MIGRATIONS)
+
+
+def _applied(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+
+
+def _statements(sql: str) -> list[str]:
+    """A migration's statements, split where SQLite says one is complete."""
+    out, part = [], ""
+    for line in sql.splitlines(keepends=True):
+        part += line
+        if sqlite3.complete_statement(part):
+            out.append(part.strip())
+            part = ""
+    return out
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Apply the missing migrations in one transaction that holds the write
+    lock from its start, reading what is applied again under it: a process
+    that waited for another's migration finds it done instead of applying it
+    a second time (`duplicate column`, a journal refused as unusable)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        done = _applied(conn)
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (name,))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 class Journal:
     """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode. Each
     write commits before it returns, except inside `batch()`, whose writes
@@ -245,13 +305,8 @@ class Journal:
         conn.execute(
             "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
         )
-        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-        for name, sql in MIGRATIONS:
-            if name not in done:
-                conn.executescript(
-                    f"BEGIN; {sql}; INSERT INTO _migrations VALUES ('{name}', "
-                    "datetime('now')); COMMIT;"
-                )
+        if _applied(conn) != _NAMES:
+            _migrate(conn)
         return conn
 
     def close(self) -> None:
@@ -326,10 +381,13 @@ class Journal:
         launch_time: str,
         inputs: dict[str, Any],
         options: dict[str, Any],
+        executor: str = "local",
+        cluster: dict[str, Any] | None = None,
     ) -> None:
         self._exec(
             "INSERT INTO runs (run_id, plan_name, plan_path, content_hash, status, started_at,"
-            " launch_time, inputs, options) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+            " launch_time, inputs, options, executor, cluster)"
+            " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 plan_name,
@@ -339,11 +397,18 @@ class Journal:
                 launch_time,
                 _dumps(inputs),
                 _dumps(options),
+                executor,
+                None if cluster is None else _dumps(cluster),
             ),
         )
 
+    def set_run_cluster(self, run_id: str, cluster: dict[str, Any]) -> None:
+        """Where a resumed Temporal run now lives (a cluster reached at a new address)."""
+        self._exec("UPDATE runs SET cluster = ? WHERE run_id = ?", (_dumps(cluster), run_id))
+
     def set_run_status(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
-        finished = None if status == "running" else utc_now()
+        # A run paused for an approval has not finished: it has no end time.
+        finished = None if status in _OPEN else utc_now()
         self._exec(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
             (status, finished, None if error is None else _dumps(error), run_id),
@@ -351,16 +416,14 @@ class Journal:
 
     def run(self, run_id: str) -> RunRow | None:
         rows = self._rows(
-            "SELECT run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
-            " launch_time, inputs, options, error FROM runs WHERE run_id = ?",
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?",
             (run_id,),
         )
         return _run_row(rows[0]) if rows else None
 
     def runs(self, limit: int = 50) -> list[RunRow]:
         rows = self._rows(
-            "SELECT run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
-            " launch_time, inputs, options, error FROM runs ORDER BY started_at DESC LIMIT ?",
+            f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC LIMIT ?",
             (limit,),
         )
         return [_run_row(row) for row in rows]
@@ -464,6 +527,12 @@ class Journal:
         ]
 
 
+_RUN_COLUMNS = (
+    "run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
+    " launch_time, inputs, options, error, executor, cluster"
+)
+
+
 def _run_row(row: tuple[Any, ...]) -> RunRow:
     return RunRow(
         row[0],
@@ -477,4 +546,12 @@ def _run_row(row: tuple[Any, ...]) -> RunRow:
         _loads(row[8]),
         _snake_options(_loads(row[9])),
         _loads(row[10]),
+        row[11],
+        _cluster(_loads(row[12])),
     )
+
+
+def _cluster(value: Any) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise LaunchError("journal.corrupt", "a run's stored cluster is not a JSON object")
+    return value

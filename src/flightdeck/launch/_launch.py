@@ -20,11 +20,12 @@ launch when one fails.
 from __future__ import annotations
 
 import secrets
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from flightdeck.audit import AuditSink, default_sink
 from flightdeck.config import data_dir
@@ -85,15 +86,21 @@ class VerifiedTarget:
 class RunEngine(Protocol):
     """Walks a prepared run somewhere other than this process (Temporal:
     `_temporal_client.TemporalEngine`) and returns its result, or a
-    `running` result when it detaches."""
+    `running` result when it detaches. The journal records `executor` and
+    `cluster()` with the run, so that its resume comes back here."""
+
+    executor: ClassVar[str]
+
+    def cluster(self) -> dict[str, Any]: ...
 
     async def run(
         self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path
     ) -> RunResult: ...
 
-    async def check_resumable(self, run_id: str) -> None:
-        """Raise a `LaunchError` if the run is still walking there: a resume
-        must not touch its journal rows while its steps may still finish."""
+    async def check_resumable(self, run_id: str, recorded: Mapping[str, Any] | None) -> None:
+        """Raise a `LaunchError` unless the run is known not to walk there
+        (`recorded`: the cluster the journal holds for it): a resume must
+        not touch its journal rows while its steps may still finish."""
 
 
 @dataclass
@@ -156,6 +163,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     plan, bad inputs); a run that started always returns a `RunResult`."""
     previous = _previous(runtime.journal, options.resume)
     if previous is not None:
+        check_executor(previous, runtime.engine)  # before anything is verified or written
         target = previous.plan_path
         options.unsigned = bool(previous.options.get("unsigned"))
         options.replay = options.replay or previous.options.get("replay_of")
@@ -183,7 +191,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     if previous is not None and runtime.engine is not None:
         # Before any journal write: an open run's `started` rows are steps in
         # flight, not in doubt, and a completed row must not be overwritten.
-        await runtime.engine.check_resumable(run_id)
+        await runtime.engine.check_resumable(run_id, previous.cluster)
     probes: list[ProbeResult] = []
     if options.verify_credentials:  # before anything runs, a source read included
         probes = await _verify_credentials(verified.plan, runtime, router, run_id, options)
@@ -199,6 +207,8 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         _start_run(runtime, router, verified, run_id, resolved, options, out_dir, replayed, code)
     else:
         runtime.journal.set_run_status(run_id, "running")
+        if runtime.engine is not None and previous.cluster != runtime.engine.cluster():
+            runtime.journal.set_run_cluster(run_id, runtime.engine.cluster())
         router.write(run_id, "launch.resume", {"plan": verified.plan.name, **code})
     options.on_event(LaunchEvent("run_started", run_id, detail={"plan": verified.plan.name}))
     scheduler = Scheduler(
@@ -270,6 +280,28 @@ def _check_approvals(plan: FlightPlan, approvals: Approvals) -> None:
             f"--approve names no step of this plan: {', '.join(unknown)}",
             hint="steps: " + ", ".join(step.id for step in plan.steps),
         )
+
+
+def check_executor(previous: RunRow, engine: RunEngine | None) -> None:
+    """A run resumes on the executor it was launched with: a Temporal run's
+    workflow may still be open (a local walk would repeat its writes), and a
+    local run has no workflow to ask. Runs recorded before executors were
+    (`executor` None) resume where the caller says, as they always did."""
+    wanted = engine.executor if engine is not None else "local"
+    if previous.executor is None or previous.executor == wanted:
+        return
+    run_id = previous.run_id
+    if previous.executor == "temporal":
+        address = str((previous.cluster or {}).get("address") or "HOST:PORT")
+        argv = ["--executor", "temporal", "--temporal", address]
+    else:
+        argv = ["--executor", "local"]
+    raise LaunchError(
+        "resume.executor_mismatch",
+        f"run {run_id} was launched on the {previous.executor} executor, not {wanted}; it"
+        " resumes only there",
+        hint="resume it there: " + shlex.join(["flightdeck", "launch", "--resume", run_id, *argv]),
+    )
 
 
 def _previous(journal: Journal, run_id: str | None) -> RunRow | None:
@@ -351,6 +383,7 @@ def _start_run(
         "out_dir": str(out_dir),
         "max_parallel": options.max_parallel,
     }
+    engine = runtime.engine
     runtime.journal.create_run(
         run_id,
         plan_name=verified.plan.name or "?",
@@ -359,6 +392,8 @@ def _start_run(
         launch_time=resolved.launch_time,
         inputs=resolved.values,
         options=flags,
+        executor=engine.executor if engine is not None else "local",
+        cluster=engine.cluster() if engine is not None else None,
     )
     router.write(
         run_id,
