@@ -173,11 +173,20 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=30)
 
 
+# A `[[hooks]]` command: appends each event it reads on stdin to a file.
+RECORDER = (
+    "import json, sys; open(sys.argv[1], 'a').write(json.dumps(json.load(sys.stdin)) + '\\n')"
+)
+
+
 @pytest.fixture(scope="module")
 def site(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("site")
     ws = root / "ws"
     here = Site(server, ws, root / "home", _workspace(ws), "routing")
+    (here.home / "config").mkdir(parents=True)
+    command = json.dumps([sys.executable, "-c", RECORDER, str(root / "events.jsonl")])
+    (here.home / "config" / "config.toml").write_text(f"[[hooks]]\ncommand = {command}\n")
     worker = here.worker()
     yield here
     _stop(worker)
@@ -213,13 +222,15 @@ def test_a_resume_typed_without_the_temporal_flags_never_runs_here(site: Site) -
     writes anything, and the hint's command decides the step there."""
     text = uuid.uuid4().hex
     run_id = _held(site, text)
-    resumed = site.fd("launch", "--resume", run_id, "--approve", "write", *JSON)
+    # Typed in the workspace, whose drivers a local walk would use.
+    resume = ["launch", "--resume", run_id, "--approve", "write"]
+    resumed = site.fd(*resume, *JSON, cwd=site.ws)
     assert resumed.returncode == 1, resumed.stdout
     refusal = json.loads(resumed.stdout)
     assert refusal["ok"] is False and refusal["error"]["code"] == "temporal.run_open"
     assert site.writes(text) == 0  # nothing ran here
     # Named explicitly, the local executor is refused as well.
-    local = site.fd("launch", "--resume", run_id, "--approve", "write", "--executor", "local")
+    local = site.fd(*resume, "--executor", "local", cwd=site.ws)
     assert local.returncode == 1 and "resume.executor_mismatch" in local.stderr
     assert site.writes(text) == 0 and site.status(run_id) == "pending-approval"
     approve = site.fd(*_hint_command(refusal["error"]))
@@ -229,13 +240,6 @@ def test_a_resume_typed_without_the_temporal_flags_never_runs_here(site: Site) -
 
 
 def test_runs_approve_finds_the_cluster_without_the_flag(site: Site, tmp_path: Path) -> None:
-    # From the launcher's machine: the run's record names its cluster.
-    recorded = _held(site, uuid.uuid4().hex)
-    approved = site.fd("runs", "approve", recorded, "write", *JSON)
-    assert approved.returncode == 0, approved.stdout + approved.stderr
-    said = json.loads(approved.stdout)
-    assert said["ok"] is True and said["steps"] == ["write"] and said["decision"] == "approved"
-    assert non_snake_keys(said) == []  # tests/cli/test_json_casing.py cannot reach a cluster
     # From a machine whose journal does not hold the run: `[temporal] address`.
     text = uuid.uuid4().hex
     elsewhere = _held(site, text)
@@ -243,6 +247,13 @@ def test_runs_approve_finds_the_cluster_without_the_flag(site: Site, tmp_path: P
     other = {**site.env, "FLIGHTDECK_HOME": str(tmp_path / "other-home")}
     approved = site.fd("runs", "approve", elsewhere, "write", env=other, cwd=tmp_path)
     assert approved.returncode == 0, approved.stderr
+    # From the launcher's machine: the run's record names its cluster.
+    recorded = _held(site, uuid.uuid4().hex)
+    approved = site.fd("runs", "approve", recorded, "write", *JSON)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    said = json.loads(approved.stdout)
+    assert said["ok"] is True and said["steps"] == ["write"] and said["decision"] == "approved"
+    assert non_snake_keys(said) == []  # tests/cli/test_json_casing.py cannot reach a cluster
     for run_id in (recorded, elsewhere):
         wait_for(lambda run_id=run_id: site.status(run_id) == "completed", "the run")
     assert site.writes(text) == 1
@@ -264,11 +275,13 @@ def test_a_run_is_not_resumed_on_another_cluster(site: Site) -> None:
     assert ended.returncode == 3, ended.stderr
     run_id = str(json.loads(ended.stdout)["run_id"])
     with started_server(_free_port()) as other:
-        moved = site.fd("launch", "--resume", run_id, "--approve", "write", "--temporal", other)
-        assert moved.returncode == 1 and "temporal.run_not_found" in moved.stderr
-        error = json.loads(site.fd("launch", "--resume", run_id, "--temporal", other, *JSON).stdout)
+        there = ["--executor", "temporal", "--temporal", other, "--detach"]
+        moved = site.fd("launch", "--resume", run_id, "--approve", "write", *there, *JSON)
+        assert moved.returncode == 1, moved.stdout
+        error = json.loads(moved.stdout)["error"]
+        assert error["code"] == "temporal.run_not_found"
     assert site.writes(text) == 0
-    home = site.fd(*_hint_command(error["error"]), "--approve", "write", *JSON)
+    home = site.fd(*_hint_command(error), "--approve", "write", *JSON)
     assert home.returncode == 0, home.stdout + home.stderr
     assert json.loads(home.stdout)["status"] == "completed" and site.writes(text) == 1
 
@@ -284,3 +297,25 @@ def test_runs_show_asks_the_run_s_cluster(site: Site) -> None:
     wait_for(lambda: site.status(run_id) == "completed", "the run to complete")
     shown = json.loads(site.fd("runs", "show", run_id, *JSON).stdout)
     assert shown["temporal"]["workflow"] == "COMPLETED" and shown["finished_at"] is not None
+
+
+def _events(site: Site, run_id: str) -> list[tuple[str, Any]]:
+    path = site.home.parent / "events.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    events = [json.loads(line) for line in lines]
+    return [(e["event"], e["fields"].get("status")) for e in events if e["run_id"] == run_id]
+
+
+def test_hooks_see_a_held_run_finish_once(site: Site) -> None:
+    """Held for an approval, the run paused (`approval.waiting`); approved, it
+    finished: one `run.finished`, after which no other comes."""
+    run_id = _held(site, uuid.uuid4().hex)
+    wait_for(lambda: bool(_events(site, run_id)), "the approval.waiting hook")
+    assert site.fd("runs", "approve", run_id, "write", "--temporal", site.address).returncode == 0
+    # Hooks run in firing order: once the completion is delivered, so is
+    # everything fired before it.
+    wait_for(lambda: ("run.finished", "completed") in _events(site, run_id), "run.finished")
+    assert _events(site, run_id) == [("approval.waiting", None), ("run.finished", "completed")]
+    audit = json.loads(site.fd("runs", "show", run_id, *JSON).stdout)["audit"]
+    kinds = [record["kind"] for record in audit]
+    assert kinds.count("launch.finish") == 1 and kinds.count("launch.pause") == 1
