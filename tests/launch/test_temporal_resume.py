@@ -1,0 +1,164 @@
+"""Issue 28: what a resume asks the cluster, and what each answer means.
+
+Against a real dev server: the client fails closed on any answer but the
+workflow's own or NOT_FOUND; NOT_FOUND on the run's recorded cluster (the
+run never started there, or its history is gone) lets the journal decide;
+a run resumes only on the executor it was launched with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.launch import (
+    Approvals,
+    Journal,
+    LaunchError,
+    LaunchOptions,
+    RunResult,
+    StepSettings,
+    launch,
+)
+
+from . import _temporal_support as support
+from ._temporal_env import dev_server, free_port, started_server
+from .conftest import contract, write_plan
+
+pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
+
+server = pytest.fixture(scope="module")(dev_server)
+ROOT = Path(__file__).resolve().parents[2]
+QUEUE = "fd-resume"
+
+
+def _plan(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_plan(
+        folder,
+        actions={"aileron:m.fetch": contract(), "aileron:m.publish": contract(effect="write")},
+        steps=[
+            {"id": "fetch", "kind": "action-call", "actionRef": "aileron:m.fetch"}
+            | {"outputs": ["series"]},
+            {"id": "publish", "kind": "action-call", "actionRef": "aileron:m.publish"}
+            | {"args": {"s": "steps.fetch.series"}, "outputs": ["issue"]},
+        ],
+    )
+
+
+def _engine(address: str, **changes: Any) -> Any:
+    from flightdeck.launch import TemporalEngine
+
+    return TemporalEngine(address, QUEUE, heartbeat_timeout=support.HEARTBEAT_TIMEOUT, **changes)
+
+
+def _launch(home: Path, engine: Any, plan: Path | None, **options: Any) -> RunResult:
+    opts = LaunchOptions(
+        unsigned=True,
+        out_dir=home / "out",
+        settings=StepSettings(retry_base_delay=0.0),
+        approvals=Approvals.build(options.pop("approve", ())),
+        **options,
+    )
+    return asyncio.run(launch(plan, opts, support.runtime(home, engine=engine)))
+
+
+def _worker(address: str, home: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "tests.launch._temporal_support", address, QUEUE, str(home)]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    assert line.strip() == "ready", f"the worker did not start (exit {proc.poll()})"
+    return proc
+
+
+@pytest.fixture
+def worker(server: str, tmp_path: Path) -> Iterator[Path]:
+    """A worker on the module's server, with its home (journal, audit)."""
+    proc = _worker(server, tmp_path)
+    yield tmp_path
+    proc.kill()
+    proc.wait(timeout=30)
+
+
+def _rows(home: Path, run_id: str) -> list[tuple[str, str]]:
+    return [(r.step_id, r.status) for r in Journal(home / "runs.sqlite3").steps(run_id)]
+
+
+def test_any_answer_but_the_workflow_or_not_found_refuses(server: str) -> None:
+    """The server refuses an empty workflow id (INVALID_ARGUMENT): an answer
+    that says nothing of the run refuses the resume, the approval and the
+    report, and is not mistaken for "no open run"."""
+    from flightdeck.launch import describe_run, signal_approval
+
+    engine = _engine(server)
+    for ask in (
+        engine.check_resumable("", None),
+        engine.check_resumable("", engine.cluster()),
+        signal_approval(server, "", ["publish"]),
+        describe_run(server, ""),
+    ):
+        with pytest.raises(LaunchError) as refused:
+            asyncio.run(ask)
+        assert refused.value.code == "temporal.unavailable"
+        assert "INVALID_ARGUMENT" in refused.value.message
+
+
+def test_not_found_on_the_run_s_own_cluster_lets_the_journal_decide(
+    server: str, tmp_path: Path
+) -> None:
+    """A launcher lost before its workflow started (here: the server was
+    down) leaves a run recorded on that cluster and unknown to it. Once the
+    server is up, the resume starts the run there."""
+    plan, port = _plan(tmp_path / "plan"), free_port()
+    address = f"127.0.0.1:{port}"
+    with pytest.raises(LaunchError) as down:
+        _launch(tmp_path, _engine(address), plan, approve=["publish"])
+    assert down.value.code == "temporal.unavailable"
+    [row] = Journal(tmp_path / "runs.sqlite3").runs()
+    assert row.executor == "temporal" and row.cluster is not None
+    assert row.cluster["address"] == address and row.cluster["task_queue"] == QUEUE
+    with started_server(port) as restarted:
+        assert restarted == address
+        proc = _worker(address, tmp_path)
+        try:
+            resumed = _launch(
+                tmp_path, _engine(address), None, resume=row.run_id, approve=["publish"]
+            )
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert resumed.status == "completed", resumed.error
+    assert _rows(tmp_path, row.run_id) == [("fetch", "completed"), ("publish", "completed")]
+
+
+def test_a_run_resumes_only_on_its_executor(worker: Path, server: str) -> None:
+    home, plan = worker, _plan(worker / "plan")
+    on_temporal = _launch(home, _engine(server), plan)
+    assert on_temporal.status == "pending-approval"
+    local = _launch(home / "local", None, plan)
+    assert local.status == "pending-approval"
+    hints = []
+    for where, engine, run in ((home, None, on_temporal), (home / "local", _engine(server), local)):
+        before = _rows(where, run.run_id)
+        with pytest.raises(LaunchError) as refused:
+            _launch(where, engine, None, resume=run.run_id, approve=["publish"])
+        assert refused.value.code == "resume.executor_mismatch"
+        assert _rows(where, run.run_id) == before  # refused before it wrote anything
+        hints.append(refused.value.hint or "")
+    assert hints[0].endswith(
+        f"--resume {on_temporal.run_id} --executor temporal --temporal {server}"
+    )
+    assert hints[1].endswith(f"--resume {local.run_id} --executor local")
+    # Each on its own executor, the same resume completes.
+    done = _launch(home, _engine(server), None, resume=on_temporal.run_id, approve=["publish"])
+    assert done.status == "completed"
+    done = _launch(home / "local", None, None, resume=local.run_id, approve=["publish"])
+    assert done.status == "completed"
