@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -319,3 +320,72 @@ def test_hooks_see_a_held_run_finish_once(site: Site) -> None:
     audit = json.loads(site.fd("runs", "show", run_id, *JSON).stdout)["audit"]
     kinds = [record["kind"] for record in audit]
     assert kinds.count("launch.finish") == 1 and kinds.count("launch.pause") == 1
+
+
+def _history_gap(address: str, run_id: str) -> list[float]:
+    """Seconds each workflow task waited before it timed out unstarted
+    (SCHEDULE_TO_START: on a sticky queue nobody polls any more), from the
+    server's own event times."""
+    import asyncio
+
+    from temporalio.api.enums.v1 import EventType, TimeoutType
+    from temporalio.client import Client
+
+    async def history() -> Any:
+        client = await Client.connect(address)
+        return await client.get_workflow_handle(run_id).fetch_history()
+
+    gaps, scheduled = [], None
+    for event in asyncio.run(history()).events:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+            scheduled = event.event_time.ToDatetime()
+        timed_out = event.workflow_task_timed_out_event_attributes
+        if (
+            event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT
+            and timed_out.timeout_type == TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START
+            and scheduled is not None
+        ):
+            gaps.append((event.event_time.ToDatetime() - scheduled).total_seconds())
+    return gaps
+
+
+def test_a_lost_worker_s_run_waits_the_configured_sticky_timeout(
+    site: Site, tmp_path: Path
+) -> None:
+    """docs/launch.md: the worker that holds a run cached is lost; its step
+    moves on after the heartbeat timeout, and the run's next task waits on
+    that worker's sticky queue for `[temporal] sticky_timeout` (here 12 s,
+    over the default 10) before any worker takes it. Measured by the
+    server's event times (a lower bound: the server never times out early)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(site.ws, ws)
+    (ws / "flightdeck.toml").write_text("[temporal]\nheartbeat_timeout = 2\nsticky_timeout = 12\n")
+    plan = write_plan(
+        tmp_path,
+        inputs=[{"name": "text", "type": "string", "resolution": {"rule": "literal"}}],
+        actions={"aileron:ledger.once": contract()},
+        steps=[
+            {"id": "once", "kind": "action-call", "actionRef": "aileron:ledger.once"}
+            | {"args": {"text": "inputs.text"}, "outputs": ["done"]},
+        ],
+    )
+    here = Site(site.address, ws, site.home, plan, "sticky")
+    first = here.worker()
+    second = None
+    try:
+        text = uuid.uuid4().hex
+        started = here.launch(text, "--detach")
+        assert started.returncode == 0, started.stderr
+        run_id = json.loads(started.stdout)["run_id"]
+        mark = ws / f"once-{text}"
+        wait_for(mark.exists, "the step to start")
+        assert mark.read_text() == str(first.pid)  # the run is cached there too
+        second = here.worker()
+        _stop(first)
+        wait_for(lambda: site.status(run_id) == "completed", "the run to complete", limit=120)
+    finally:
+        for proc in (first, second):
+            if proc is not None:
+                _stop(proc)
+    gaps = _history_gap(site.address, run_id)
+    assert gaps and all(gap >= 12 for gap in gaps), gaps
