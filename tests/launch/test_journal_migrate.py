@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from flightdeck.launch import Journal, _journal
+from flightdeck.launch import Journal, _journal_schema
 
 OLD_ROW = (
     "INSERT INTO runs (run_id, plan_name, plan_path, content_hash, status, started_at,"
@@ -30,7 +30,7 @@ def _old_journal(path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    name, sql = _journal.MIGRATIONS[0]
+    name, sql = _journal_schema.MIGRATIONS[0]
     assert name == "0001_runs"
     conn.executescript(f"BEGIN; {sql}; INSERT INTO _migrations VALUES ('{name}', 'then'); COMMIT;")
     conn.execute(OLD_ROW)
@@ -69,7 +69,7 @@ def test_old_runs_keep_an_unknown_executor(tmp_path: Path) -> None:
     assert _columns(path)[-2:] == ["executor", "cluster"]
     with sqlite3.connect(path) as conn:
         names = [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY name")]
-    assert names == [name for name, _ in _journal.MIGRATIONS]
+    assert names == [name for name, _ in _journal_schema.MIGRATIONS]
 
 
 def _blocked_in_journal(thread: threading.Thread) -> bool:
@@ -109,8 +109,8 @@ def test_processes_opening_an_old_journal_at_once_migrate_it_once(tmp_path: Path
     while not _blocked_in_journal(thread):
         assert time.monotonic() < deadline, "the journal never waited for the lock"
         time.sleep(0.01)
-    name, sql = _journal.MIGRATIONS[1]
-    for statement in _journal._statements(sql):
+    name, sql = _journal_schema.MIGRATIONS[1]
+    for statement in _journal_schema.statements(sql):
         other.execute(statement)
     other.execute("INSERT INTO _migrations VALUES (?, 'now')", (name,))
     other.execute("COMMIT")

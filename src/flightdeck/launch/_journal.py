@@ -2,9 +2,8 @@
 complete (before any dependant starts), so a killed or paused run resumes
 without repeating completed steps.
 
-Append-only named migrations, like the audit store, applied under one write
-lock so that processes opening an old journal at once (a launcher and its
-workers sharing a data directory) apply each exactly once. A step row moves
+The schema evolves by append-only named migrations (`_journal_schema`). A
+step row moves
 `started` -> `completed` | `failed` | `pending-approval`; a `started` row left
 behind by a killed process is "in doubt" on resume.
 
@@ -30,63 +29,10 @@ from typing import Any
 from flightdeck.audit import utc_now
 from flightdeck.config import data_dir
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._journal_schema import migrate
 
 JOURNAL_FILE = "runs.sqlite3"
 WAL_CHECKPOINT_PAGES = 10_000  # SQLite's default is 1,000 (see `_open`)
-
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "0001_runs",
-        """
-        CREATE TABLE runs (
-            run_id TEXT PRIMARY KEY,
-            plan_name TEXT NOT NULL,
-            plan_path TEXT NOT NULL,
-            content_hash TEXT,
-            status TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            finished_at TEXT,
-            launch_time TEXT NOT NULL,
-            inputs TEXT NOT NULL,
-            options TEXT NOT NULL,
-            error TEXT
-        );
-        CREATE TABLE steps (
-            run_id TEXT NOT NULL,
-            step_id TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            status TEXT NOT NULL,
-            started_at TEXT,
-            finished_at TEXT,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            result TEXT,
-            error TEXT,
-            approval TEXT,
-            PRIMARY KEY (run_id, step_id)
-        );
-        CREATE TABLE outputs (
-            run_id TEXT NOT NULL,
-            name TEXT NOT NULL,
-            path TEXT,
-            mime_type TEXT NOT NULL,
-            sha256 TEXT NOT NULL,
-            bytes INTEGER NOT NULL,
-            content TEXT,
-            PRIMARY KEY (run_id, name)
-        );
-        """,
-    ),
-    (
-        # NULL for the runs recorded before: their executor is unknown (a
-        # default of 'local' would send an old Temporal run's resume here).
-        "0002_run_executor",
-        """
-        ALTER TABLE runs ADD COLUMN executor TEXT;
-        ALTER TABLE runs ADD COLUMN cluster TEXT;
-        """,
-    ),
-)
-
 
 # A step's row: journaled `started`, then finished (completed, failed, ...).
 _STARTED = (
@@ -226,42 +172,6 @@ def _unusable(path: Path, exc: Exception) -> LaunchError:
 
 # Statuses of a run that has not ended: walking, or paused for an approval.
 _OPEN = frozenset({"running", "pending-approval"})
-_NAMES = frozenset(name for name, _ in MIGRATIONS)
-
-
-def _applied(conn: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-
-
-def _statements(sql: str) -> list[str]:
-    """A migration's statements, split where SQLite says one is complete."""
-    out, part = [], ""
-    for line in sql.splitlines(keepends=True):
-        part += line
-        if sqlite3.complete_statement(part):
-            out.append(part.strip())
-            part = ""
-    return out
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Apply the missing migrations in one transaction that holds the write
-    lock from its start, reading what is applied again under it: a process
-    that waited for another's migration finds it done instead of applying it
-    a second time (`duplicate column`, a journal refused as unusable)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        done = _applied(conn)
-        for name, sql in MIGRATIONS:
-            if name in done:
-                continue
-            for statement in _statements(sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (name,))
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 class Journal:
@@ -302,11 +212,7 @@ class Journal:
         # and is cut back to 4 MiB after each.
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         conn.execute(f"PRAGMA journal_size_limit={4 * 1024 * 1024}")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
-        )
-        if _applied(conn) != _NAMES:
-            _migrate(conn)
+        migrate(conn)
         return conn
 
     def close(self) -> None:
