@@ -225,3 +225,32 @@ def test_a_slow_subscriber_cannot_grow_the_queue_without_bound() -> None:
     dispatcher.deliver(LifecycleEvent("later", "test"))  # room again once delivered
     dispatcher.flush()
     assert seen[-1] == "later"
+
+
+def test_a_run_resumed_after_it_failed_finishes_again(harness: Harness, tmp_path: Path) -> None:
+    """docs/launch.md: `run.finished` once per ending; a failed run that is
+    resumed and completes has ended twice."""
+    from tests.launch.conftest import contract, write_plan
+
+    calls: list[int] = []
+
+    def flaky(call: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("down")
+        return {"v": 1}
+
+    harness.handlers["m.flaky"] = flaky
+    plan = write_plan(
+        tmp_path,
+        actions={"aileron:m.flaky": contract(idempotency={"safeToRetry": False})},
+        steps=[{"id": "f", "kind": "action-call", "actionRef": "aileron:m.flaky"}],
+    )
+    failed = harness.run(plan)
+    assert failed.status == "failed"
+    assert harness.run(None, resume=failed.run_id).status == "completed"
+    finished = [
+        r["status"] for r in harness.records("lifecycle.event") if r["event"] == "run.finished"
+    ]
+    assert finished == ["failed", "completed"]
+    assert [r["status"] for r in harness.records("launch.finish")] == ["failed", "completed"]

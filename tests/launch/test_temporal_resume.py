@@ -162,3 +162,21 @@ def test_a_run_resumes_only_on_its_executor(worker: Path, server: str) -> None:
     assert done.status == "completed"
     done = _launch(home / "local", None, None, resume=local.run_id, approve=["publish"])
     assert done.status == "completed"
+
+
+def test_an_open_run_no_worker_answers_for_is_still_refused(tmp_path: Path) -> None:
+    """No worker serves the run's queue: the query of what it waits for gets
+    no answer, and the resume is refused all the same; `runs show` says
+    the run is open and that nobody said what it waits for."""
+    from flightdeck.launch import describe_run
+
+    with started_server(free_port()) as lonely:
+        engine = _engine(lonely, detach=True)
+        started = _launch(tmp_path, engine, _plan(tmp_path / "plan"))
+        assert started.status == "running"
+        with pytest.raises(LaunchError) as refused:
+            _launch(tmp_path, _engine(lonely), None, resume=started.run_id)
+        assert refused.value.code == "temporal.run_open"
+        assert "runs show " + started.run_id in (refused.value.hint or "")
+        live = asyncio.run(describe_run(lonely, started.run_id))
+    assert live == {"workflow": "RUNNING", "waiting": None}

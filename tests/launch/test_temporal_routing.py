@@ -248,9 +248,13 @@ def test_runs_approve_finds_the_cluster_without_the_flag(site: Site, tmp_path: P
     other = {**site.env, "FLIGHTDECK_HOME": str(tmp_path / "other-home")}
     approved = site.fd("runs", "approve", elsewhere, "write", env=other, cwd=tmp_path)
     assert approved.returncode == 0, approved.stderr
-    # From the launcher's machine: the run's record names its cluster.
+    # From the launcher's machine: the run's record names its cluster, even
+    # where the configuration now names another.
     recorded = _held(site, uuid.uuid4().hex)
-    approved = site.fd("runs", "approve", recorded, "write", *JSON)
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "flightdeck.toml").write_text(f'[temporal]\naddress = "127.0.0.1:{_free_port()}"\n')
+    approved = site.fd("runs", "approve", recorded, "write", *JSON, cwd=moved)
     assert approved.returncode == 0, approved.stdout + approved.stderr
     said = json.loads(approved.stdout)
     assert said["ok"] is True and said["steps"] == ["write"] and said["decision"] == "approved"
@@ -275,6 +279,12 @@ def test_a_run_is_not_resumed_on_another_cluster(site: Site) -> None:
     ended = site.launch(text)  # attached, no approval: ends pending-approval, workflow closed
     assert ended.returncode == 3, ended.stderr
     run_id = str(json.loads(ended.stdout)["run_id"])
+    # Its workflow closed: no signal reaches it, and the hint says how to go on.
+    signalled = site.fd("runs", "approve", run_id, "write", *JSON)
+    assert signalled.returncode == 1
+    closed = json.loads(signalled.stdout)["error"]
+    assert closed["code"] == "temporal.no_open_run"
+    assert _hint_command(closed) == ["launch", "--resume", run_id, "--approve", "write"]
     with started_server(_free_port()) as other:
         there = ["--executor", "temporal", "--temporal", other, "--detach"]
         moved = site.fd("launch", "--resume", run_id, "--approve", "write", *there, *JSON)
