@@ -20,7 +20,6 @@ launch when one fails.
 from __future__ import annotations
 
 import secrets
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,6 +49,7 @@ from flightdeck.launch._journal import Journal, RunRow
 from flightdeck.launch._pins import check_code
 from flightdeck.launch._probe import ProbeResult, verify_credentials
 from flightdeck.launch._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
+from flightdeck.launch._route import check_executor
 from flightdeck.launch._scheduler import Scheduler
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
@@ -280,28 +280,6 @@ def _check_approvals(plan: FlightPlan, approvals: Approvals) -> None:
             f"--approve names no step of this plan: {', '.join(unknown)}",
             hint="steps: " + ", ".join(step.id for step in plan.steps),
         )
-
-
-def check_executor(previous: RunRow, engine: RunEngine | None) -> None:
-    """A run resumes on the executor it was launched with: a Temporal run's
-    workflow may still be open (a local walk would repeat its writes), and a
-    local run has no workflow to ask. Runs recorded before executors were
-    (`executor` None) resume where the caller says, as they always did."""
-    wanted = engine.executor if engine is not None else "local"
-    if previous.executor is None or previous.executor == wanted:
-        return
-    run_id = previous.run_id
-    if previous.executor == "temporal":
-        address = str((previous.cluster or {}).get("address") or "HOST:PORT")
-        argv = ["--executor", "temporal", "--temporal", address]
-    else:
-        argv = ["--executor", "local"]
-    raise LaunchError(
-        "resume.executor_mismatch",
-        f"run {run_id} was launched on the {previous.executor} executor, not {wanted}; it"
-        " resumes only there",
-        hint="resume it there: " + shlex.join(["flightdeck", "launch", "--resume", run_id, *argv]),
-    )
 
 
 def _previous(journal: Journal, run_id: str | None) -> RunRow | None:

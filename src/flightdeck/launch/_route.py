@@ -13,11 +13,16 @@ run by the Temporal client (`temporal.run_not_found`).
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flightdeck.launch._journal import RunRow
-from flightdeck.launch._setup import TemporalSettings
+from flightdeck.launch._errors import LaunchError
+
+if TYPE_CHECKING:  # the launch imports this module: types only, no cycle
+    from flightdeck.launch._journal import RunRow
+    from flightdeck.launch._launch import RunEngine
+    from flightdeck.launch._setup import TemporalSettings
 
 _KEYS = ("address", "namespace", "task_queue", "tool_task_queue")
 
@@ -47,3 +52,25 @@ def route(
         values["executor"] = executor
     values |= {key: value for key, value in flags.items() if value is not None}
     return replace(config, **values)
+
+
+def check_executor(previous: RunRow, engine: RunEngine | None) -> None:
+    """A run resumes on the executor it was launched with: a Temporal run's
+    workflow may still be open (a local walk would repeat its writes), and a
+    local run has no workflow to ask. Runs recorded before executors were
+    (`executor` None) resume where the caller says, as they always did."""
+    wanted = engine.executor if engine is not None else "local"
+    if previous.executor is None or previous.executor == wanted:
+        return
+    run_id = previous.run_id
+    if previous.executor == "temporal":
+        address = str((previous.cluster or {}).get("address") or "HOST:PORT")
+        argv = ["--executor", "temporal", "--temporal", address]
+    else:
+        argv = ["--executor", "local"]
+    raise LaunchError(
+        "resume.executor_mismatch",
+        f"run {run_id} was launched on the {previous.executor} executor, not {wanted}; it"
+        " resumes only there",
+        hint="resume it there: " + shlex.join(["flightdeck", "launch", "--resume", run_id, *argv]),
+    )
