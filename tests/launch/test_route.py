@@ -79,8 +79,9 @@ def test_a_recorded_run_is_not_moved_by_the_configuration() -> None:
     assert route_run(_row("local"), config).executor == "local"
     assert route_run(_row(None), config).address == "new:1"  # unknown: as configured
     assert route_run(None, config, address="flag:1").address == "flag:1"
+    # Only where a run lives is routed: not a setting of the launch or the worker.
     with pytest.raises(TypeError):
-        route_run(None, config, adress="typo:1")
+        route_run(None, config, heartbeat_timeout="5")
 
 
 class _Engine:
