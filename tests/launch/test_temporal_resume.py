@@ -12,6 +12,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from flightdeck.launch import (
 )
 
 from . import _temporal_support as support
-from ._temporal_env import dev_server, free_port, started_server
+from ._temporal_env import dev_server, free_port, started_server, wait_for
 from .conftest import contract, write_plan
 
 pytest.importorskip("temporalio", reason="the temporal extra (temporalio) is not installed")
@@ -167,16 +168,103 @@ def test_a_run_resumes_only_on_its_executor(worker: Path, server: str) -> None:
 def test_an_open_run_no_worker_answers_for_is_still_refused(tmp_path: Path) -> None:
     """No worker serves the run's queue: the query of what it waits for gets
     no answer, and the resume is refused all the same; `runs show` says
-    the run is open and that nobody said what it waits for."""
+    the run is open and that nobody said what it waits for. On a namespace
+    of its own, which the hint names."""
     from flightdeck.launch import describe_run
 
-    with started_server(free_port()) as lonely:
-        engine = _engine(lonely, detach=True)
+    with started_server(free_port(), "fd-other") as lonely:
+        engine = _engine(lonely, detach=True, namespace="fd-other")
         started = _launch(tmp_path, engine, _plan(tmp_path / "plan"))
         assert started.status == "running"
         with pytest.raises(LaunchError) as refused:
-            _launch(tmp_path, _engine(lonely), None, resume=started.run_id)
+            _launch(tmp_path, _engine(lonely, namespace="fd-other"), None, resume=started.run_id)
         assert refused.value.code == "temporal.run_open"
-        assert "runs show " + started.run_id in (refused.value.hint or "")
-        live = asyncio.run(describe_run(lonely, started.run_id))
+        hint = f"runs show {started.run_id} --temporal {lonely} --namespace fd-other"
+        assert (refused.value.hint or "").endswith(hint)
+        live = asyncio.run(describe_run(lonely, started.run_id, "fd-other"))
     assert live == {"workflow": "RUNNING", "waiting": None}
+
+
+class _Racing:
+    """A resume that lost the race: the run was started again between the
+    check and the start (the check is skipped to stand for that window)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.executor = engine.executor
+
+    def cluster(self) -> dict[str, Any]:
+        return dict(self.engine.cluster())
+
+    async def check_resumable(self, run_id: str, recorded: Any) -> None:
+        return None
+
+    async def run(self, *args: Any) -> Any:
+        return await self.engine.run(*args)
+
+
+def test_a_start_that_finds_the_run_open_is_refused(tmp_path: Path) -> None:
+    with started_server(free_port()) as lonely:
+        started = _launch(tmp_path, _engine(lonely, detach=True), _plan(tmp_path / "plan"))
+        with pytest.raises(LaunchError) as refused:
+            _launch(tmp_path, _Racing(_engine(lonely)), None, resume=started.run_id)
+    assert refused.value.code == "temporal.run_open"
+
+
+def test_a_namespace_the_cluster_lacks_is_a_located_error(server: str, tmp_path: Path) -> None:
+    with pytest.raises(LaunchError) as refused:
+        _launch(tmp_path, _engine(server, namespace="fd-none"), _plan(tmp_path / "plan"))
+    assert refused.value.code == "temporal.unavailable"
+    assert "NOT_FOUND" in refused.value.message and "fd-none" in refused.value.message
+
+
+def _attached(tmp_path: Path, address: str) -> tuple[threading.Thread, list[Any]]:
+    """An attached launch waiting in a thread for a run no worker walks."""
+    outcome: list[Any] = []
+
+    def wait() -> None:
+        try:
+            outcome.append(_launch(tmp_path, _engine(address), _plan(tmp_path / "plan")))
+        except LaunchError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    wait_for(lambda: bool(Journal(tmp_path / "runs.sqlite3").runs()), "the run to start")
+    return thread, outcome
+
+
+def test_an_attached_launcher_reports_a_run_ended_under_it(tmp_path: Path) -> None:
+    """The workflow is terminated while its launcher waits: the launcher says
+    so, with the cause, instead of a traceback."""
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
+    with started_server(free_port()) as lonely:
+        thread, outcome = _attached(tmp_path, lonely)
+        [row] = Journal(tmp_path / "runs.sqlite3").runs()
+
+        async def terminate() -> None:
+            client = await Client.connect(lonely)
+            handle = client.get_workflow_handle(row.run_id)
+            for _ in range(100):  # the start may trail the journal row
+                try:
+                    await handle.terminate(reason="operator stop")
+                    return
+                except RPCError:  # not started yet
+                    await asyncio.sleep(0.1)
+
+        asyncio.run(terminate())
+        thread.join(timeout=60)
+    [ended] = outcome
+    assert isinstance(ended, LaunchError) and ended.code == "temporal.run_failed"
+    assert "operator stop" in ended.message  # the cause: the reason it was terminated for
+
+
+def test_an_attached_launcher_that_loses_the_server_says_so(tmp_path: Path) -> None:
+    with started_server(free_port()) as lonely:
+        thread, outcome = _attached(tmp_path, lonely)
+    thread.join(timeout=300)  # the client's retries give up first
+    [lost] = outcome
+    assert isinstance(lost, LaunchError) and lost.code == "temporal.unavailable"
+    assert "lost run" in lost.message

@@ -215,6 +215,7 @@ def test_detach_json_is_ok_for_a_run_that_started(site: Site) -> None:
     assert started.returncode == 0, started.stderr
     result = json.loads(started.stdout)
     assert result["status"] == "running" and result["ok"] is True
+    assert result["plan"] == "test-plan" and result["run_id"].startswith("run-")
 
 
 def test_a_resume_typed_without_the_temporal_flags_never_runs_here(site: Site) -> None:
@@ -234,7 +235,9 @@ def test_a_resume_typed_without_the_temporal_flags_never_runs_here(site: Site) -
     local = site.fd(*resume, "--executor", "local", cwd=site.ws)
     assert local.returncode == 1 and "resume.executor_mismatch" in local.stderr
     assert site.writes(text) == 0 and site.status(run_id) == "pending-approval"
-    approve = site.fd(*_hint_command(refusal["error"]))
+    hinted = _hint_command(refusal["error"])
+    assert hinted == ["runs", "approve", run_id, "write", "--temporal", site.address]
+    approve = site.fd(*hinted)
     assert approve.returncode == 0, approve.stderr
     wait_for(lambda: site.status(run_id) == "completed", "the run to complete")
     assert site.writes(text) == 1

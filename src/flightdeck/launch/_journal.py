@@ -308,9 +308,13 @@ class Journal:
             ),
         )
 
-    def set_run_cluster(self, run_id: str, cluster: dict[str, Any]) -> None:
-        """Where a resumed Temporal run now lives (a cluster reached at a new address)."""
-        self._exec("UPDATE runs SET cluster = ? WHERE run_id = ?", (_dumps(cluster), run_id))
+    def set_run_executor(self, run_id: str, executor: str, cluster: dict[str, Any] | None) -> None:
+        """Where a resumed run now lives: a cluster reached at a new address,
+        or a run recorded before executors were, now walked by one."""
+        self._exec(
+            "UPDATE runs SET executor = ?, cluster = ? WHERE run_id = ?",
+            (executor, None if cluster is None else _dumps(cluster), run_id),
+        )
 
     def set_run_status(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         # A run paused for an approval has not finished: it has no end time.

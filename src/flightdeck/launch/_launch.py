@@ -207,8 +207,9 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         _start_run(runtime, router, verified, run_id, resolved, options, out_dir, replayed, code)
     else:
         runtime.journal.set_run_status(run_id, "running")
-        if runtime.engine is not None and previous.cluster != runtime.engine.cluster():
-            runtime.journal.set_run_cluster(run_id, runtime.engine.cluster())
+        walker, cluster = _where(runtime.engine)
+        if (previous.executor, previous.cluster) != (walker, cluster):
+            runtime.journal.set_run_executor(run_id, walker, cluster)
         router.write(run_id, "launch.resume", {"plan": verified.plan.name, **code})
     options.on_event(LaunchEvent("run_started", run_id, detail={"plan": verified.plan.name}))
     scheduler = Scheduler(
@@ -280,6 +281,11 @@ def _check_approvals(plan: FlightPlan, approvals: Approvals) -> None:
             f"--approve names no step of this plan: {', '.join(unknown)}",
             hint="steps: " + ", ".join(step.id for step in plan.steps),
         )
+
+
+def _where(engine: RunEngine | None) -> tuple[str, dict[str, Any] | None]:
+    """What the journal records of where a run is walked."""
+    return ("local", None) if engine is None else (engine.executor, engine.cluster())
 
 
 def _previous(journal: Journal, run_id: str | None) -> RunRow | None:
@@ -361,7 +367,7 @@ def _start_run(
         "out_dir": str(out_dir),
         "max_parallel": options.max_parallel,
     }
-    engine = runtime.engine
+    executor, cluster = _where(runtime.engine)
     runtime.journal.create_run(
         run_id,
         plan_name=verified.plan.name or "?",
@@ -370,8 +376,8 @@ def _start_run(
         launch_time=resolved.launch_time,
         inputs=resolved.values,
         options=flags,
-        executor=engine.executor if engine is not None else "local",
-        cluster=engine.cluster() if engine is not None else None,
+        executor=executor,
+        cluster=cluster,
     )
     router.write(
         run_id,
