@@ -128,6 +128,10 @@ def test_not_found_on_the_run_s_own_cluster_lets_the_journal_decide(
     assert row.cluster["address"] == address and row.cluster["task_queue"] == QUEUE
     with started_server(port) as restarted:
         assert restarted == address
+        from flightdeck.launch import describe_run
+
+        # `runs show`: the cluster has no history of the run.
+        assert asyncio.run(describe_run(address, row.run_id)) == {"workflow": None, "waiting": []}
         proc = _worker(address, tmp_path)
         try:
             resumed = _launch(

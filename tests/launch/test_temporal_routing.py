@@ -402,3 +402,41 @@ def test_a_lost_worker_s_run_waits_the_configured_sticky_timeout(
                 _stop(proc)
     gaps = _history_gap(site.address, run_id)
     assert gaps and all(gap >= 12 for gap in gaps), gaps
+
+
+def test_runs_show_without_the_cluster_still_shows_the_journal(tmp_path: Path) -> None:
+    """The run's cluster does not answer: `runs show` says why, beside the
+    journal's report, and exits 0 (`ok` as the exit status)."""
+    from flightdeck.launch import Journal
+
+    nobody = f"127.0.0.1:{_free_port()}"
+    journal = Journal(tmp_path / "home" / "data" / "runs.sqlite3")
+    journal.create_run(
+        "run-away",
+        plan_name="p",
+        plan_path="/p/SKILL.md",
+        content_hash=None,
+        launch_time="t",
+        inputs={},
+        options={},
+        executor="temporal",
+        cluster={"address": nobody, "namespace": "default", "task_queue": "q"},
+    )
+    journal.close()
+    env = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")}
+    shown = subprocess.run(
+        [FD, "runs", "show", "run-away", *JSON],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    assert report["ok"] is True and report["status"] == "running"
+    assert report["temporal"]["address"] == nobody
+    assert report["temporal"]["error"]["code"] == "temporal.unavailable"
+    argv = [FD, "runs", "show", "run-away"]
+    text = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert text.returncode == 0 and "temporal.unavailable" in text.stdout

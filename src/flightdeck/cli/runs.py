@@ -84,7 +84,17 @@ def show_run(
     except (LaunchError, AuditStoreError) as exc:
         fail(exc, fmt)
     if row is not None and row.executor == "temporal":
-        report["temporal"] = _live(row, address, namespace, workspace)
+        from flightdeck.cli._temporal import skip_teardown
+
+        # A Temporal client leaves core threads behind: end without teardown.
+        with skip_teardown():
+            report["temporal"] = _live(row, address, namespace, workspace)
+            _print_report(report, fmt)
+        return
+    _print_report(report, fmt)
+
+
+def _print_report(report: dict[str, Any], fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps({"ok": True, **report}, indent=2))
         return
