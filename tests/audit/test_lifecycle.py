@@ -184,15 +184,27 @@ def harness(tmp_path: Path) -> Harness:
 
 def test_a_launch_fires_approval_waiting_and_run_finished(harness: Harness, tmp_path: Path) -> None:
     _handlers(harness, [])
-    result = harness.run(_plan(tmp_path))
+    plan = _plan(tmp_path)
+    result = harness.run(plan)
     assert result.status == "pending-approval"
-    fired = [
-        (r["event"], r.get("step"), r.get("status")) for r in harness.records("lifecycle.event")
-    ]
-    assert fired == [
-        ("approval.waiting", "file", None),
-        ("run.finished", None, "pending-approval"),
-    ]
+
+    def fired() -> list[tuple[str, Any, Any]]:
+        records = harness.records("lifecycle.event")
+        return [(r["event"], r.get("step"), r.get("status")) for r in records]
+
+    # Paused for the approval: the run has not finished (docs/launch.md).
+    assert fired() == [("approval.waiting", "file", None)]
+    assert [r["pending_approval"] for r in harness.records("launch.pause")] == [["file"]]
+    assert harness.records("launch.finish") == []
+    row = harness.journal.run(result.run_id)
+    assert row is not None and row.finished_at is None  # paused, not finished
+    resumed = harness.run(None, resume=result.run_id, approve=["file"])
+    assert resumed.status == "completed"
+    # It finished once: one `run.finished`, one `launch.finish`.
+    assert fired() == [("approval.waiting", "file", None), ("run.finished", None, "completed")]
+    assert [r["status"] for r in harness.records("launch.finish")] == ["completed"]
+    row = harness.journal.run(result.run_id)
+    assert row is not None and row.finished_at is not None
 
 
 def test_a_slow_subscriber_cannot_grow_the_queue_without_bound() -> None:
@@ -213,3 +225,32 @@ def test_a_slow_subscriber_cannot_grow_the_queue_without_bound() -> None:
     dispatcher.deliver(LifecycleEvent("later", "test"))  # room again once delivered
     dispatcher.flush()
     assert seen[-1] == "later"
+
+
+def test_a_run_resumed_after_it_failed_finishes_again(harness: Harness, tmp_path: Path) -> None:
+    """docs/launch.md: `run.finished` once per ending; a failed run that is
+    resumed and completes has ended twice."""
+    from tests.launch.conftest import contract, write_plan
+
+    calls: list[int] = []
+
+    def flaky(call: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("down")
+        return {"v": 1}
+
+    harness.handlers["m.flaky"] = flaky
+    plan = write_plan(
+        tmp_path,
+        actions={"aileron:m.flaky": contract(idempotency={"safeToRetry": False})},
+        steps=[{"id": "f", "kind": "action-call", "actionRef": "aileron:m.flaky"}],
+    )
+    failed = harness.run(plan)
+    assert failed.status == "failed"
+    assert harness.run(None, resume=failed.run_id).status == "completed"
+    finished = [
+        r["status"] for r in harness.records("lifecycle.event") if r["event"] == "run.finished"
+    ]
+    assert finished == ["failed", "completed"]
+    assert [r["status"] for r in harness.records("launch.finish")] == ["failed", "completed"]

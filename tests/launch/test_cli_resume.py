@@ -450,8 +450,9 @@ def test_ctrl_c_leaves_a_resumable_interrupted_run(tmp_path: Path) -> None:
     # The SIGINT lands while `wait` sleeps in a worker thread for far longer than
     # the bound below: launch must exit without waiting for that call to return.
     env = _env(ws, WAIT_SECONDS="600")
+    args = ["launch", str(plan), "--unsigned", "--workspace", str(ws), "--approve", "all"]
     process = subprocess.Popen(
-        [FD, "launch", str(plan), "--unsigned", "--workspace", str(ws), "--approve", "all"],
+        [FD, *args, "--format", "json"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -462,10 +463,12 @@ def test_ctrl_c_leaves_a_resumable_interrupted_run(tmp_path: Path) -> None:
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     run_id = _run_id()
     assert f"--resume {run_id}" in stderr
+    # JSON says what the exit status says.
+    assert json.loads(stdout) == {"ok": False, "run_id": run_id, "status": "interrupted"}
     shown = json.loads(_fd("runs", "show", run_id, "--format", "json").stdout)
     assert shown["status"] == "interrupted"
     resumed = _fd("launch", "--resume", run_id, "--workspace", str(ws), env=_env(ws))

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -303,8 +305,7 @@ def test_an_unsafe_step_in_doubt_is_held_not_repeated(cluster: Cluster, tmp_path
     _replay(cluster, result.run_id)
     # A later resume holds it exactly as a local resume holds a step whose
     # process died: it is not run again without the operator's word.
-    local = support.runtime(cluster.home)
-    again = _launch(local, plan, out, resume=result.run_id, approve=["write_hang"])
+    again = cluster.launch(plan, out, resume=result.run_id, approve=["write_hang"])
     assert again.status == "failed" and again.error is not None
     assert again.error.code == "resume.in_doubt"
     assert _calls(cluster.home, "write_hang") == [f"0-{killed}"]
@@ -401,7 +402,12 @@ def test_a_detached_run_holds_for_an_approval_signal(cluster: Cluster, tmp_path:
     assert result.status == "completed"
     assert len(_calls(cluster.home, "publish")) == 1
     kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
-    assert kinds.count("launch.finish") == 2 and "launch.resume" in kinds
+    # Held for the approval, the run paused; it finished once, after it.
+    assert kinds.count("launch.pause") == 1 and "launch.resume" in kinds
+    assert kinds.count("launch.finish") == 1
+    audit = _audit(cluster.home, started.run_id, tmp_path)
+    events = [fields["event"] for kind, fields in audit if kind == "lifecycle.event"]
+    assert events.count("run.finished") == 1 and events.count("approval.waiting") == 1
     _replay(cluster, started.run_id)
 
 
@@ -430,6 +436,21 @@ def test_a_resume_of_an_open_run_is_refused_before_it_touches_the_journal(
         assert refused.value.code == "temporal.run_open"
         rows = Journal(cluster.home / "runs.sqlite3").steps(started.run_id)
         assert [(r.step_id, r.status) for r in rows] == [("write_gate", "started")]
+    # The hint is a command that works: where the run is (as the CLI sees
+    # the journal: a copy in a data directory).
+    hint = shlex.split((refused.value.hint or "").split(": ", 1)[1])
+    assert hint[:3] == ["flightdeck", "runs", "show"], hint
+    (tmp_path / "home" / "data").mkdir(parents=True)
+    source = sqlite3.connect(cluster.home / "runs.sqlite3")
+    copy = sqlite3.connect(tmp_path / "home" / "data" / "runs.sqlite3")
+    source.backup(copy)
+    source.close()
+    copy.close()
+    env = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "home")}
+    show = [FD, *hint[1:], *JSON]
+    shown = subprocess.run(show, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert json.loads(shown.stdout)["temporal"]["workflow"] == "RUNNING"
     kinds = [kind for kind, _ in _audit(cluster.home, started.run_id, tmp_path)]
     assert "launch.resume" not in kinds and "resume.decision" not in kinds
     _open_gate(cluster.home, "write_gate")

@@ -31,6 +31,7 @@ from flightdeck.launch import (
     configured_settings,
     configured_temporal,
     frozen_workspace,
+    route_run,
 )
 from flightdeck.launch import (
     launch as run_launch,
@@ -358,8 +359,11 @@ def launch(
                 from flightdeck.cli._dry_run import show_dry_run
 
                 show_dry_run(target, options, runtime, fmt)
-            temporal = configured_temporal(
-                workspace.resolve(),
+            # A resumed run goes where it lives (its journal record), not
+            # where the configuration sends new runs.
+            temporal = route_run(
+                runtime.journal.run(resume) if resume else None,
+                configured_temporal(workspace.resolve()),
                 executor=executor,
                 address=temporal_address,
                 task_queue=task_queue,
@@ -377,6 +381,9 @@ def launch(
             where = f" --resume {progress.run_id}" if progress.run_id else ""
             kept = f"completed steps are kept: flightdeck launch{where}"
             click.echo(f"\ninterrupted; {kept}", err=True)
+            if fmt == "json":
+                stopped = {"ok": False, "run_id": progress.run_id, "status": "interrupted"}
+                click.echo(json.dumps(stopped, indent=2))
             sys.stdout.flush()
             sys.stderr.flush()
             # A sync action still running in a worker thread would hold the
@@ -436,7 +443,9 @@ def _ensure_out_dir(out_dir: Path) -> None:
 
 def _report(result: RunResult, fmt: str) -> None:
     if fmt == "json":
-        click.echo(json.dumps({"ok": result.status == "completed", **result.to_dict()}, indent=2))
+        # `ok` is the exit status: 0 for a run that completed or, detached, started.
+        ok = result.status in ("completed", "running")
+        click.echo(json.dumps({"ok": ok, **result.to_dict()}, indent=2))
     else:
         click.echo(f"run {result.run_id}: {result.status}")
         for output in result.outputs:

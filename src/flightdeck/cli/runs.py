@@ -1,15 +1,35 @@
-"""`flightdeck runs list|show`: the run journal and each run's audit."""
+"""`flightdeck runs list|show|path|approve`: the run journal and each run's
+audit; a Temporal run's live state and approvals on its cluster."""
 
 from __future__ import annotations
 
 import json
+import shlex
+from pathlib import Path
+from typing import Any
 
 import click
 
 from flightdeck.audit import AuditStoreError, default_sink
 from flightdeck.cli._params import utf8_text
 from flightdeck.cli._render import fail, print_table
-from flightdeck.launch import Journal, LaunchError, run_list, run_report
+from flightdeck.launch import Journal, LaunchError, RunRow, run_list, run_report
+
+_TEMPORAL = click.option(
+    "--temporal",
+    "address",
+    metavar="HOST:PORT",
+    help="The Temporal frontend (default: the run's, as recorded; else [temporal] address).",
+)
+_NAMESPACE = click.option(
+    "--namespace", help="Default: the run's, as recorded; else [temporal] namespace."
+)
+_WORKSPACE = click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    help="Where flightdeck.toml is (default: the current directory).",
+)
 
 
 @click.group()
@@ -47,17 +67,40 @@ def list_runs(limit: int, fmt: str) -> None:
 
 @runs.command("show")
 @click.argument("run_id", callback=utf8_text)
+@_TEMPORAL
+@_NAMESPACE
+@_WORKSPACE
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def show_run(run_id: str, fmt: str) -> None:
-    """One run: steps with timings and status, approvals, outputs, audit records."""
+def show_run(
+    run_id: str, address: str | None, namespace: str | None, workspace: Path, fmt: str
+) -> None:
+    """One run: steps with timings and status, approvals, outputs, audit
+    records; for a Temporal run, also what its cluster says (the workflow's
+    status and the steps it holds for)."""
+    journal = Journal()
     try:
-        report = run_report(run_id, Journal(), default_sink())
+        report = run_report(run_id, journal, default_sink())
+        row = journal.run(run_id)
     except (LaunchError, AuditStoreError) as exc:
         fail(exc, fmt)
+    if row is not None and row.executor == "temporal":
+        from flightdeck.cli._temporal import skip_teardown
+
+        # A Temporal client leaves core threads behind: end without teardown.
+        with skip_teardown():
+            report["temporal"] = _live(row, address, namespace, workspace)
+            _print_report(report, fmt)
+        return
+    _print_report(report, fmt)
+
+
+def _print_report(report: dict[str, Any], fmt: str) -> None:
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json.dumps({"ok": True, **report}, indent=2))
         return
     click.echo(f"run {report['run_id']}: {report['status']}  plan {report['plan']}")
+    if "temporal" in report:
+        _show_live(report["temporal"])
     click.echo(f"  plan hash {report['content_hash']}  launched {report['launch_time']}")
     if report["error"]:
         error = report["error"]
@@ -95,19 +138,76 @@ def runs_path() -> None:
     click.echo(str(Journal().path))
 
 
+def _cluster(
+    row: RunRow | None, address: str | None, namespace: str | None, workspace: Path
+) -> tuple[str | None, str]:
+    """The run's cluster: the flags, then the run's record, then the config."""
+    from flightdeck.launch import configured_temporal, route_run
+
+    config = configured_temporal(workspace.resolve())
+    where = route_run(row, config, address=address, namespace=namespace)
+    return where.address, where.namespace
+
+
+def _live(
+    row: RunRow, address: str | None, namespace: str | None, workspace: Path
+) -> dict[str, Any]:
+    """What the run's cluster says of it; an error in place of that when it
+    cannot be asked (the journal's part of the report stands)."""
+    import asyncio
+
+    from flightdeck.cli._temporal import temporal_missing
+
+    live: dict[str, Any] = {"address": None, "namespace": None}
+    try:
+        live["address"], live["namespace"] = _cluster(row, address, namespace, workspace)
+        from flightdeck.launch import describe_run
+
+        live |= asyncio.run(describe_run(str(live["address"]), row.run_id, live["namespace"]))
+    except ModuleNotFoundError as exc:
+        live["error"] = temporal_missing(exc).to_dict()
+    except LaunchError as exc:
+        live["error"] = exc.to_dict()
+    return live
+
+
+def _show_live(live: dict[str, Any]) -> None:
+    where = f"on Temporal at {live['address']} (namespace {live['namespace']})"
+    if "error" in live:
+        error = live["error"]
+        click.echo(f"  {where}: not asked: {error.get('message')} [{error.get('code')}]")
+    elif live["workflow"] is None:
+        click.echo(f"  {where}: no workflow (never started there, or its history is gone)")
+    else:
+        click.echo(f"  {where}: workflow {live['workflow']}")
+        if live["waiting"]:
+            click.echo(f"  waiting for approval: {', '.join(live['waiting'])}")
+
+
 @runs.command("approve")
 @click.argument("run_id", callback=utf8_text)
 @click.argument("steps", nargs=-1, required=True)
-@click.option(
-    "--temporal", "address", required=True, metavar="HOST:PORT", help="The Temporal frontend."
-)
+@_TEMPORAL
+@_NAMESPACE
+@_WORKSPACE
 @click.option("--deny", is_flag=True, help="Deny the steps instead.")
-def approve_run(run_id: str, steps: tuple[str, ...], address: str, deny: bool) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def approve_run(
+    run_id: str,
+    steps: tuple[str, ...],
+    address: str | None,
+    namespace: str | None,
+    workspace: Path,
+    deny: bool,
+    fmt: str,
+) -> None:
     """Approve (or deny) steps a detached Temporal run holds for; the run
-    then continues on its workers.
+    then continues on its workers. The run's cluster is the one its launch
+    recorded in this machine's journal, else [temporal] address.
 
     \b
-    Example:
+    Examples:
+      flightdeck runs approve run-20250101T000000-ab12cd file_issue
       flightdeck runs approve run-20250101T000000-ab12cd file_issue --temporal 127.0.0.1:7233
     """
     import asyncio
@@ -116,11 +216,43 @@ def approve_run(run_id: str, steps: tuple[str, ...], address: str, deny: bool) -
 
     with skip_teardown():
         try:
+            row = Journal().run(run_id)
+            _check_approvable(row, run_id, steps)
+            where, ns = _cluster(row, address, namespace, workspace)
+            if not where:
+                raise _no_address(run_id, steps)
             from flightdeck.launch import signal_approval
 
-            asyncio.run(signal_approval(address, run_id, list(steps), deny=deny))
+            asyncio.run(signal_approval(where, run_id, list(steps), deny=deny, namespace=ns))
         except ModuleNotFoundError as exc:
-            fail(temporal_missing(exc), "text")
+            fail(temporal_missing(exc), fmt)
         except LaunchError as exc:
-            fail(exc, "text")
-        click.echo(f"run {run_id}: {'denied' if deny else 'approved'} {', '.join(steps)}")
+            fail(exc, fmt)
+        decision = "denied" if deny else "approved"
+        if fmt == "json":
+            done = {"ok": True, "run_id": run_id, "decision": decision, "steps": list(steps)}
+            click.echo(json.dumps(done | {"address": where, "namespace": ns}, indent=2))
+        else:
+            click.echo(f"run {run_id}: {decision} {', '.join(steps)}")
+
+
+def _check_approvable(row: RunRow | None, run_id: str, steps: tuple[str, ...]) -> None:
+    if row is None or row.executor != "local":
+        return
+    approvals = [arg for step in steps for arg in ("--approve", step)]
+    raise LaunchError(
+        "runs.not_temporal",
+        f"run {run_id} ran on the local executor: there is no workflow to signal",
+        hint="approve its steps by resuming it: "
+        + shlex.join(["flightdeck", "launch", "--resume", run_id, *approvals]),
+    )
+
+
+def _no_address(run_id: str, steps: tuple[str, ...]) -> LaunchError:
+    return LaunchError(
+        "temporal.no_address",
+        f"run {run_id} is not in this machine's journal and no Temporal frontend is configured",
+        hint="name it: "
+        + shlex.join(["flightdeck", "runs", "approve", run_id, *steps, "--temporal"])
+        + " HOST:PORT (or set [temporal] address)",
+    )

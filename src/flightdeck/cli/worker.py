@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+from datetime import timedelta
 from pathlib import Path
 
 import click
@@ -30,12 +31,20 @@ from flightdeck.launch import LaunchError
     help="Where .drivers/ and flightdeck.toml are (default: the current directory).",
 )
 @click.option("--max-concurrent-steps", type=click.IntRange(1, 1024), default=16, show_default=True)
+@click.option(
+    "--sticky-timeout",
+    type=click.FloatRange(1, 86400),
+    metavar="SECONDS",
+    help="How long a run's next task waits for this worker, which holds the run cached,"
+    " before any worker takes it (default [temporal] sticky_timeout, else 10).",
+)
 def worker(
     address: str | None,
     task_queue: str | None,
     namespace: str | None,
     workspace: Path,
     max_concurrent_steps: int,
+    sticky_timeout: float | None,
 ) -> None:
     """Serve a task queue: walk the graphs of runs launched with --executor
     temporal and run their steps, with this machine's drivers, secrets and
@@ -50,7 +59,11 @@ def worker(
 
     try:
         temporal = configured_temporal(
-            workspace.resolve(), address=address, task_queue=task_queue, namespace=namespace
+            workspace.resolve(),
+            address=address,
+            task_queue=task_queue,
+            namespace=namespace,
+            sticky_timeout=sticky_timeout,
         )
     except LaunchError as exc:
         fail(exc, "text")
@@ -63,11 +76,17 @@ def worker(
             temporal.namespace,
             workspace,
             max_concurrent_steps,
+            timedelta(seconds=temporal.sticky_timeout),
         )
 
 
 def _serve(
-    address: str, task_queue: str, namespace: str, workspace: Path, max_concurrent_steps: int
+    address: str,
+    task_queue: str,
+    namespace: str,
+    workspace: Path,
+    max_concurrent_steps: int,
+    sticky_timeout: timedelta,
 ) -> None:
     from flightdeck.launch import configured_runtime
 
@@ -86,6 +105,7 @@ def _serve(
                     namespace=namespace,
                     max_concurrent_steps=max_concurrent_steps,
                     ready=ready,
+                    sticky_timeout=sticky_timeout,
                 )
             )
             loop = asyncio.get_running_loop()

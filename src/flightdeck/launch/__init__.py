@@ -59,6 +59,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._redact import redact
     from flightdeck.launch._report import run_list, run_report
     from flightdeck.launch._resume import ResumeDecisions
+    from flightdeck.launch._route import route as route_run
     from flightdeck.launch._sandbox import bwrap_path
     from flightdeck.launch._secrets import Credential, SecretStore
     from flightdeck.launch._services import StepServices, provider_from_settings
@@ -70,7 +71,12 @@ if _typing.TYPE_CHECKING:
         configured_temporal,
     )
     from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
-    from flightdeck.launch._temporal_client import TemporalEngine, signal_approval, wait_for_run
+    from flightdeck.launch._temporal_client import (
+        TemporalEngine,
+        describe_run,
+        signal_approval,
+        wait_for_run,
+    )
     from flightdeck.launch._temporal_worker import run_worker
     from flightdeck.launch._transforms import (
         TransformContext,
@@ -117,6 +123,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "run_list": ("flightdeck.launch._report", "run_list"),
     "run_report": ("flightdeck.launch._report", "run_report"),
     "ResumeDecisions": ("flightdeck.launch._resume", "ResumeDecisions"),
+    "route_run": ("flightdeck.launch._route", "route"),
     "bwrap_path": ("flightdeck.launch._sandbox", "bwrap_path"),
     "Credential": ("flightdeck.launch._secrets", "Credential"),
     "SecretStore": ("flightdeck.launch._secrets", "SecretStore"),
@@ -135,6 +142,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StepTask": ("flightdeck.launch._task", "StepTask"),
     "TemporalEngine": ("flightdeck.launch._temporal_client", "TemporalEngine"),
     "signal_approval": ("flightdeck.launch._temporal_client", "signal_approval"),
+    "describe_run": ("flightdeck.launch._temporal_client", "describe_run"),
     "wait_for_run": ("flightdeck.launch._temporal_client", "wait_for_run"),
     "run_worker": ("flightdeck.launch._temporal_worker", "run_worker"),
     "TransformContext": ("flightdeck.launch._transforms", "TransformContext"),
@@ -186,6 +194,7 @@ __all__ = [
     "configured_runtime",
     "configured_settings",
     "configured_temporal",
+    "describe_run",
     "dry_run",
     "execute_step",
     "frozen_workspace",
@@ -197,6 +206,7 @@ __all__ = [
     "register_transform",
     "resolve_inputs",
     "rewrite",
+    "route_run",
     "run_list",
     "run_report",
     "run_worker",

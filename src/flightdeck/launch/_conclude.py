@@ -1,5 +1,11 @@
-"""Finish a run: settle its status, materialize the declared outputs, and
-write the `launch.output` and `launch.finish` records."""
+"""Conclude a walk: settle the run's status, materialize the declared
+outputs, and write the `launch.output` and `launch.finish` records.
+
+A walk that stopped at steps waiting for an approval has paused the run,
+not finished it: it writes `launch.pause` and fires `approval.waiting` per
+step, never `run.finished`. The run finishes (one `launch.finish`, one
+`run.finished`) when a later walk ends it completed or failed: a resume,
+or, on Temporal, the same workflow once a signal decides the steps."""
 
 from __future__ import annotations
 
@@ -83,21 +89,20 @@ def conclude(
         except LaunchError as exc:
             result.status, result.error = "failed", exc
     journal.set_run_status(run_id, result.status, result.error.to_dict() if result.error else None)
-    router.write(
-        run_id,
-        "launch.finish",
-        {
-            "status": result.status,
-            "error": result.error.to_dict() if result.error else None,
-            "pending_approval": result.pending,
-        },
-    )
+    if result.status == "pending-approval":
+        router.write(run_id, "launch.pause", {"pending_approval": result.pending})
+    else:
+        router.write(
+            run_id,
+            "launch.finish",
+            {"status": result.status, "error": result.error.to_dict() if result.error else None},
+        )
     _fire_events(result, router)
     return result
 
 
 def _fire_events(result: RunResult, router: AuditRouter) -> None:
-    """`approval.waiting` per step that stopped for approval, then `run.finished`
+    """`approval.waiting` per step that stopped for approval, else `run.finished`
     (docs/launch.md, lifecycle events): notifications, after the journal and
     the audit have the facts."""
     from flightdeck.audit import fire
@@ -110,6 +115,8 @@ def _fire_events(result: RunResult, router: AuditRouter) -> None:
             fields={"plan": result.plan, "step": step},
             audit=router.default,
         )
+    if result.pending:
+        return
     fire(
         "run.finished",
         source="launch",

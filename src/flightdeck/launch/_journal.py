@@ -2,9 +2,15 @@
 complete (before any dependant starts), so a killed or paused run resumes
 without repeating completed steps.
 
-Append-only named migrations, like the audit store. A step row moves
+The schema evolves by append-only named migrations (`_journal_schema`). A
+step row moves
 `started` -> `completed` | `failed` | `pending-approval`; a `started` row left
 behind by a killed process is "in doubt" on resume.
+
+A run row records the executor that walks it (`local` or `temporal`, and for
+Temporal the cluster: address, namespace, task queues), so that a resume, an
+approval or `runs show` goes where the run lives. Rows written before that
+was recorded have neither (`executor` is None: unknown).
 """
 
 from __future__ import annotations
@@ -23,54 +29,10 @@ from typing import Any
 from flightdeck.audit import utc_now
 from flightdeck.config import data_dir
 from flightdeck.launch._errors import LaunchError
+from flightdeck.launch._journal_schema import migrate
 
 JOURNAL_FILE = "runs.sqlite3"
 WAL_CHECKPOINT_PAGES = 10_000  # SQLite's default is 1,000 (see `_open`)
-
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "0001_runs",
-        """
-        CREATE TABLE runs (
-            run_id TEXT PRIMARY KEY,
-            plan_name TEXT NOT NULL,
-            plan_path TEXT NOT NULL,
-            content_hash TEXT,
-            status TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            finished_at TEXT,
-            launch_time TEXT NOT NULL,
-            inputs TEXT NOT NULL,
-            options TEXT NOT NULL,
-            error TEXT
-        );
-        CREATE TABLE steps (
-            run_id TEXT NOT NULL,
-            step_id TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            status TEXT NOT NULL,
-            started_at TEXT,
-            finished_at TEXT,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            result TEXT,
-            error TEXT,
-            approval TEXT,
-            PRIMARY KEY (run_id, step_id)
-        );
-        CREATE TABLE outputs (
-            run_id TEXT NOT NULL,
-            name TEXT NOT NULL,
-            path TEXT,
-            mime_type TEXT NOT NULL,
-            sha256 TEXT NOT NULL,
-            bytes INTEGER NOT NULL,
-            content TEXT,
-            PRIMARY KEY (run_id, name)
-        );
-        """,
-    ),
-)
-
 
 # A step's row: journaled `started`, then finished (completed, failed, ...).
 _STARTED = (
@@ -137,6 +99,8 @@ class RunRow:
     inputs: dict[str, Any]
     options: dict[str, Any]
     error: dict[str, Any] | None
+    executor: str | None = None  # local | temporal; None: recorded before it was kept
+    cluster: dict[str, Any] | None = None  # temporal: address, namespace, task queues
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -151,6 +115,8 @@ class RunRow:
             "inputs": self.inputs,
             "options": self.options,
             "error": self.error,
+            "executor": self.executor,
+            "cluster": self.cluster,
         }
 
 
@@ -204,6 +170,10 @@ def _unusable(path: Path, exc: Exception) -> LaunchError:
     )
 
 
+# Statuses of a run that has not ended: walking, or paused for an approval.
+_OPEN = frozenset({"running", "pending-approval"})
+
+
 class Journal:
     """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode. Each
     write commits before it returns, except inside `batch()`, whose writes
@@ -242,16 +212,7 @@ class Journal:
         # and is cut back to 4 MiB after each.
         conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         conn.execute(f"PRAGMA journal_size_limit={4 * 1024 * 1024}")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
-        )
-        done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-        for name, sql in MIGRATIONS:
-            if name not in done:
-                conn.executescript(
-                    f"BEGIN; {sql}; INSERT INTO _migrations VALUES ('{name}', "
-                    "datetime('now')); COMMIT;"
-                )
+        migrate(conn)
         return conn
 
     def close(self) -> None:
@@ -326,10 +287,13 @@ class Journal:
         launch_time: str,
         inputs: dict[str, Any],
         options: dict[str, Any],
+        executor: str = "local",
+        cluster: dict[str, Any] | None = None,
     ) -> None:
         self._exec(
             "INSERT INTO runs (run_id, plan_name, plan_path, content_hash, status, started_at,"
-            " launch_time, inputs, options) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+            " launch_time, inputs, options, executor, cluster)"
+            " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 plan_name,
@@ -339,11 +303,22 @@ class Journal:
                 launch_time,
                 _dumps(inputs),
                 _dumps(options),
+                executor,
+                None if cluster is None else _dumps(cluster),
             ),
         )
 
+    def set_run_executor(self, run_id: str, executor: str, cluster: dict[str, Any] | None) -> None:
+        """Where a resumed run now lives: a cluster reached at a new address,
+        or a run recorded before executors were, now walked by one."""
+        self._exec(
+            "UPDATE runs SET executor = ?, cluster = ? WHERE run_id = ?",
+            (executor, None if cluster is None else _dumps(cluster), run_id),
+        )
+
     def set_run_status(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
-        finished = None if status == "running" else utc_now()
+        # A run paused for an approval has not finished: it has no end time.
+        finished = None if status in _OPEN else utc_now()
         self._exec(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
             (status, finished, None if error is None else _dumps(error), run_id),
@@ -351,16 +326,14 @@ class Journal:
 
     def run(self, run_id: str) -> RunRow | None:
         rows = self._rows(
-            "SELECT run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
-            " launch_time, inputs, options, error FROM runs WHERE run_id = ?",
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?",
             (run_id,),
         )
         return _run_row(rows[0]) if rows else None
 
     def runs(self, limit: int = 50) -> list[RunRow]:
         rows = self._rows(
-            "SELECT run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
-            " launch_time, inputs, options, error FROM runs ORDER BY started_at DESC LIMIT ?",
+            f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC LIMIT ?",
             (limit,),
         )
         return [_run_row(row) for row in rows]
@@ -464,6 +437,12 @@ class Journal:
         ]
 
 
+_RUN_COLUMNS = (
+    "run_id, plan_name, plan_path, content_hash, status, started_at, finished_at,"
+    " launch_time, inputs, options, error, executor, cluster"
+)
+
+
 def _run_row(row: tuple[Any, ...]) -> RunRow:
     return RunRow(
         row[0],
@@ -477,4 +456,12 @@ def _run_row(row: tuple[Any, ...]) -> RunRow:
         _loads(row[8]),
         _snake_options(_loads(row[9])),
         _loads(row[10]),
+        row[11],
+        _cluster(_loads(row[12])),
     )
+
+
+def _cluster(value: Any) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise LaunchError("journal.corrupt", "a run's stored cluster is not a JSON object")
+    return value

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from flightdeck.audit import AuditSink, default_sink
 from flightdeck.config import data_dir
@@ -49,6 +49,7 @@ from flightdeck.launch._journal import Journal, RunRow
 from flightdeck.launch._pins import check_code
 from flightdeck.launch._probe import ProbeResult, verify_credentials
 from flightdeck.launch._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
+from flightdeck.launch._route import check_executor
 from flightdeck.launch._scheduler import Scheduler
 from flightdeck.launch._services import StepServices
 from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
@@ -85,15 +86,21 @@ class VerifiedTarget:
 class RunEngine(Protocol):
     """Walks a prepared run somewhere other than this process (Temporal:
     `_temporal_client.TemporalEngine`) and returns its result, or a
-    `running` result when it detaches."""
+    `running` result when it detaches. The journal records `executor` and
+    `cluster()` with the run, so that its resume comes back here."""
+
+    executor: ClassVar[str]
+
+    def cluster(self) -> dict[str, Any]: ...
 
     async def run(
         self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path
     ) -> RunResult: ...
 
-    async def check_resumable(self, run_id: str) -> None:
-        """Raise a `LaunchError` if the run is still walking there: a resume
-        must not touch its journal rows while its steps may still finish."""
+    async def check_resumable(self, run_id: str, recorded: Mapping[str, Any] | None) -> None:
+        """Raise a `LaunchError` unless the run is known not to walk there
+        (`recorded`: the cluster the journal holds for it): a resume must
+        not touch its journal rows while its steps may still finish."""
 
 
 @dataclass
@@ -156,6 +163,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     plan, bad inputs); a run that started always returns a `RunResult`."""
     previous = _previous(runtime.journal, options.resume)
     if previous is not None:
+        check_executor(previous, runtime.engine)  # before anything is verified or written
         target = previous.plan_path
         options.unsigned = bool(previous.options.get("unsigned"))
         options.replay = options.replay or previous.options.get("replay_of")
@@ -183,7 +191,7 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     if previous is not None and runtime.engine is not None:
         # Before any journal write: an open run's `started` rows are steps in
         # flight, not in doubt, and a completed row must not be overwritten.
-        await runtime.engine.check_resumable(run_id)
+        await runtime.engine.check_resumable(run_id, previous.cluster)
     probes: list[ProbeResult] = []
     if options.verify_credentials:  # before anything runs, a source read included
         probes = await _verify_credentials(verified.plan, runtime, router, run_id, options)
@@ -199,6 +207,9 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         _start_run(runtime, router, verified, run_id, resolved, options, out_dir, replayed, code)
     else:
         runtime.journal.set_run_status(run_id, "running")
+        walker, cluster = _where(runtime.engine)
+        if (previous.executor, previous.cluster) != (walker, cluster):
+            runtime.journal.set_run_executor(run_id, walker, cluster)
         router.write(run_id, "launch.resume", {"plan": verified.plan.name, **code})
     options.on_event(LaunchEvent("run_started", run_id, detail={"plan": verified.plan.name}))
     scheduler = Scheduler(
@@ -270,6 +281,11 @@ def _check_approvals(plan: FlightPlan, approvals: Approvals) -> None:
             f"--approve names no step of this plan: {', '.join(unknown)}",
             hint="steps: " + ", ".join(step.id for step in plan.steps),
         )
+
+
+def _where(engine: RunEngine | None) -> tuple[str, dict[str, Any] | None]:
+    """What the journal records of where a run is walked."""
+    return ("local", None) if engine is None else (engine.executor, engine.cluster())
 
 
 def _previous(journal: Journal, run_id: str | None) -> RunRow | None:
@@ -351,6 +367,7 @@ def _start_run(
         "out_dir": str(out_dir),
         "max_parallel": options.max_parallel,
     }
+    executor, cluster = _where(runtime.engine)
     runtime.journal.create_run(
         run_id,
         plan_name=verified.plan.name or "?",
@@ -359,6 +376,8 @@ def _start_run(
         launch_time=resolved.launch_time,
         inputs=resolved.values,
         options=flags,
+        executor=executor,
+        cluster=cluster,
     )
     router.write(
         run_id,

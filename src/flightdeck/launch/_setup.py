@@ -19,6 +19,8 @@ Configuration (`flightdeck.toml` in the workspace, or the user config):
     tool_task_queue = "tools"            # tool steps only on workers serving this queue
     namespace = "default"
     heartbeat_timeout = 30               # seconds before a silent worker's step moves on
+    sticky_timeout = 10                  # worker: seconds a run's next task waits for the
+                                         # worker that holds it cached
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ _DEFAULTS = {
     "tool_task_queue": "the task queue",
     "namespace": "default",
     "heartbeat_timeout": "30",
+    "sticky_timeout": "10",
     "address": "none",
 }
 
@@ -118,6 +121,7 @@ class TemporalSettings:
     tool_task_queue: str | None = None
     namespace: str = "default"
     heartbeat_timeout: float = 30.0
+    sticky_timeout: float = 10.0  # a worker's sticky queue schedule-to-start timeout
 
 
 def configured_temporal(workspace: Path, **overrides: Any) -> TemporalSettings:
@@ -131,12 +135,13 @@ def configured_temporal(workspace: Path, **overrides: Any) -> TemporalSettings:
             values[key] = value
     if values.get("executor", "local") not in ("local", "temporal"):
         _invalid(config, "executor", '"local" or "temporal"', values["executor"], table="temporal")
-    beat = config.get("temporal.heartbeat_timeout")
-    if beat is not None:
-        number = isinstance(beat, (int, float)) and not isinstance(beat, bool)
-        if not number or not math.isfinite(beat) or not 1 <= beat <= 86400:
-            _invalid(config, "heartbeat_timeout", "seconds from 1 to 86400", beat, table="temporal")
-        values["heartbeat_timeout"] = float(beat)
+    for key in ("heartbeat_timeout", "sticky_timeout"):
+        seconds = config.get(f"temporal.{key}")
+        if seconds is not None:
+            number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+            if not number or not math.isfinite(seconds) or not 1 <= seconds <= 86400:
+                _invalid(config, key, "seconds from 1 to 86400", seconds, table="temporal")
+            values[key] = float(seconds)
     values.update({key: value for key, value in overrides.items() if value is not None})
     return TemporalSettings(**values)
 

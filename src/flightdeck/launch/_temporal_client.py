@@ -5,16 +5,35 @@ always; then `TemporalEngine.run` hands the prepared walk, as plain data, to
 a `FlightPlanWorkflow` whose id is the run id, and either waits for its
 result or returns at once (`detach`). From then on the run lives on the
 Temporal cluster and its workers: killing the launcher does not stop it.
+
+Asking the cluster about a run fails closed: an answer other than "this
+workflow" or "no such workflow" (NOT_FOUND) refuses the resume or the
+approval. NOT_FOUND means the cluster has no history of the run: it never
+started there (its launcher was lost before), or its history is gone (the
+namespace's retention removed it after it closed, or an in-memory dev server
+restarted). Nothing walks it there any more, so a resume on the cluster the
+run recorded proceeds from the journal; on another address or namespace the
+run may be open where it lives, so the resume is refused.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+)
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -27,6 +46,19 @@ if TYPE_CHECKING:
     from flightdeck.launch._scheduler import Scheduler
 
 DEFAULT_TASK_QUEUE = "flightdeck"
+# The statuses of a workflow that no longer walks its run: a resume may
+# start it again. Anything else (running, continued, unknown) is refused.
+CLOSED = frozenset(
+    {
+        WorkflowExecutionStatus.COMPLETED,
+        WorkflowExecutionStatus.FAILED,
+        WorkflowExecutionStatus.CANCELED,
+        WorkflowExecutionStatus.TERMINATED,
+        WorkflowExecutionStatus.TIMED_OUT,
+    }
+)
+# A query needs a live worker to answer; without one the hint does without it.
+_QUERY_TIMEOUT = timedelta(seconds=5)
 
 
 async def connect(address: str, namespace: str = "default") -> Client:
@@ -55,6 +87,16 @@ class TemporalEngine:
     heartbeat_timeout: float = 30.0  # how soon a dead worker's step moves on
     hold_for_approval: bool | None = None
     tool_task_queue: str | None = None  # tool steps go here when set
+    executor: ClassVar[str] = "temporal"  # what the journal records for its runs
+
+    def cluster(self) -> dict[str, Any]:
+        """Where its runs live, as the journal records it."""
+        return {
+            "address": self.address,
+            "namespace": self.namespace,
+            "task_queue": self.task_queue,
+            "tool_task_queue": self.tool_task_queue,
+        }
 
     async def run(self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path) -> RunResult:
         client = await connect(self.address, self.namespace)
@@ -67,7 +109,9 @@ class TemporalEngine:
                 task_queue=self.task_queue,
             )
         except WorkflowAlreadyStartedError:
-            raise _run_open(scheduler.run_id) from None
+            raise _run_open(scheduler.run_id, self.address, self.namespace, None) from None
+        except RPCError as exc:
+            raise _unavailable(self.address, f"cannot start run {scheduler.run_id}", exc) from None
         plan = verified.plan.name or "?"
         if self.detach:
             return RunResult(scheduler.run_id, "running", plan, out_dir)
@@ -76,20 +120,31 @@ class TemporalEngine:
         except WorkflowFailureError as exc:
             cause = str(exc.cause) if exc.cause is not None else str(exc)
             raise LaunchError("temporal.run_failed", f"run {scheduler.run_id}: {cause}") from None
+        except RPCError as exc:  # the run goes on; only this launcher lost it
+            raise _unavailable(self.address, f"lost run {scheduler.run_id}", exc) from None
         return result_from_dict(data)
 
-    async def check_resumable(self, run_id: str) -> None:
+    async def check_resumable(self, run_id: str, recorded: Mapping[str, Any] | None = None) -> None:
+        """Refuse a resume unless this cluster says the run's workflow is
+        closed, or has none and is the cluster the run recorded (`recorded`,
+        None for a run recorded before clusters were: as that one)."""
         client = await connect(self.address, self.namespace)
+        handle = client.get_workflow_handle(run_id)
         try:
-            described = await client.get_workflow_handle(run_id).describe()
+            described = await handle.describe()
         except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND:  # never started (launcher lost before)
-                return
-            raise LaunchError(
-                "temporal.unavailable", f"cannot ask {self.address} about run {run_id}: {exc}"
-            ) from None
-        if described.status == WorkflowExecutionStatus.RUNNING:
-            raise _run_open(run_id)
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise _unavailable(self.address, f"cannot ask about run {run_id}", exc) from None
+            if recorded is not None and not self._is(recorded):
+                raise _elsewhere(run_id, self.address, self.namespace, recorded) from None
+            return  # never started here, or its history is gone: the journal decides
+        if described.status not in CLOSED:
+            waiting = await _waiting(handle)
+            raise _run_open(run_id, self.address, self.namespace, waiting)
+
+    def _is(self, recorded: Mapping[str, Any]) -> bool:
+        where = (recorded.get("address"), recorded.get("namespace", "default"))
+        return where == (self.address, self.namespace)
 
     def spec(self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path) -> dict[str, Any]:
         plan = verified.plan
@@ -122,13 +177,64 @@ class TemporalEngine:
         }
 
 
-def _run_open(run_id: str) -> LaunchError:
+def _unavailable(address: str, what: str, exc: RPCError) -> LaunchError:
+    status = exc.status.name if exc.status is not None else "an error"
+    return LaunchError(
+        "temporal.unavailable",
+        f"{what}: the Temporal frontend at {address} answered {status}: {exc.message}",
+        hint="check the server and try again; nothing was decided",
+    )
+
+
+def command(*argv: str) -> str:
+    """A `flightdeck` command line, quoted for a POSIX shell."""
+    return shlex.join(["flightdeck", *argv])
+
+
+def _at(address: str, namespace: str) -> list[str]:
+    return ["--temporal", address] + (["--namespace", namespace] if namespace != "default" else [])
+
+
+async def _waiting(handle: WorkflowHandle[Any, Any]) -> list[str] | None:
+    """The steps an open run holds for, if a worker answers the query."""
+    try:
+        steps: list[str] = await handle.query(
+            FlightPlanWorkflow.waiting, rpc_timeout=_QUERY_TIMEOUT
+        )
+    except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError):
+        return None
+    return steps
+
+
+def _run_open(run_id: str, address: str, namespace: str, waiting: list[str] | None) -> LaunchError:
+    message = f"run {run_id} is still open on Temporal at {address}"
+    if waiting:
+        steps = ", ".join(waiting)
+        hint = "approve (or --deny) the steps it waits for: " + command(
+            "runs", "approve", run_id, *waiting, *_at(address, namespace)
+        )
+        return LaunchError(
+            "temporal.run_open", f"{message}: it waits for approval of {steps}", hint=hint
+        )
     return LaunchError(
         "temporal.run_open",
-        f"run {run_id} is still open on Temporal (its workers are walking it or it waits"
-        " for an approval)",
-        hint=f"wait for it to end, or decide its pending steps: flightdeck runs approve {run_id}"
-        " STEP",
+        f"{message}: its workers are walking it (or hold it for an approval)",
+        hint="wait for it to end, then resume it if it did not complete; see where it is: "
+        + command("runs", "show", run_id, *_at(address, namespace)),
+    )
+
+
+def _elsewhere(
+    run_id: str, address: str, namespace: str, recorded: Mapping[str, Any]
+) -> LaunchError:
+    there = str(recorded.get("address"))
+    there_ns = str(recorded.get("namespace", "default"))
+    return LaunchError(
+        "temporal.run_not_found",
+        f"no run {run_id} on {address} (namespace {namespace}); it was launched on {there}"
+        f" (namespace {there_ns}) and may still be open there",
+        hint="resume it where it lives: "
+        + command("launch", "--resume", run_id, "--executor", "temporal", "--temporal", there),
     )
 
 
@@ -159,11 +265,37 @@ async def signal_approval(
     try:
         await handle.signal(signal, steps)
     except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise _unavailable(address, f"cannot signal run {run_id}", exc) from None
         raise LaunchError(
             "temporal.no_open_run",
             f"no open run {run_id} on {address}: {exc.message}",
-            hint="only a detached run that holds for an approval takes a signal",
+            hint="only a detached run that holds for an approval takes a signal; a run that"
+            " ended pending approval resumes with its approvals: "
+            + command(
+                "launch",
+                "--resume",
+                run_id,
+                *[arg for step in steps for arg in ("--approve", step)],
+            ),
         ) from None
+
+
+async def describe_run(address: str, run_id: str, namespace: str = "default") -> dict[str, Any]:
+    """What the cluster says of a run (`runs show`): its workflow's status
+    (None: the cluster has no history of it) and the steps it holds for."""
+    client = await connect(address, namespace)
+    handle = client.get_workflow_handle(run_id)
+    try:
+        described = await handle.describe()
+    except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise _unavailable(address, f"cannot ask about run {run_id}", exc) from None
+        return {"workflow": None, "waiting": []}
+    status = described.status.name if described.status is not None else "UNKNOWN"
+    open_run = described.status not in CLOSED
+    # `waiting` is None when no worker answered the query.
+    return {"workflow": status, "waiting": await _waiting(handle) if open_run else []}
 
 
 async def wait_for_run(address: str, run_id: str, namespace: str = "default") -> RunResult:

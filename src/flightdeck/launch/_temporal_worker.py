@@ -130,12 +130,17 @@ async def run_worker(
     heartbeat_every: timedelta = timedelta(seconds=5),
 ) -> None:
     """Serve `task_queue` until cancelled: the run workflows and their steps.
-    `sticky_timeout`: how long a run's next workflow task waits for this
-    worker (which holds the run's state cached) before any worker takes it;
-    it bounds the pause when this worker dies. `heartbeat_every`: the most
-    time between two heartbeats reaching the server. The SDK otherwise sends
-    one per 80% of the heartbeat timeout, which leaves a loaded worker a
-    fifth of the timeout before a live step counts as lost."""
+    `sticky_timeout` (`[temporal] sticky_timeout`, `worker --sticky-timeout`):
+    how long a run's next workflow task waits on this worker's sticky queue
+    (this worker holds the run's state cached) before any worker takes it.
+    It is the pause a run can take on top of the heartbeat timeout when
+    this worker dies: the server queues the task there as long as it heard
+    from the worker in the last 10 seconds (a rule of the Temporal server,
+    not configurable), then waits up to this long (docs/launch.md,
+    "Executors"). `heartbeat_every`: the most time between two heartbeats
+    reaching the server. The SDK otherwise sends one per 80% of the heartbeat
+    timeout, which leaves a loaded worker a fifth of the timeout before a
+    live step counts as lost."""
     client = await connect(address, namespace)
     activities = StepActivities(runtime)
     worker = Worker(

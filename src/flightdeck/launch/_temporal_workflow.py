@@ -240,6 +240,7 @@ class FlightPlanWorkflow:
             )
             approve |= self.approved & self.pending
             decisions |= {step: "deny" for step in self.denied & self.pending}
+            self.pending = set()  # walking again: the `waiting` query says so
             state.pending.clear()
             state.blocked.clear()
             buffer.run_status(spec["run_id"], "running")

@@ -1,0 +1,107 @@
+"""The run journal's schema: append-only named migrations, as in the audit
+store. Each applied name is recorded in `_migrations` and never edited
+afterwards: a schema change is a new entry at the end of the list.
+
+Processes may open an old journal at once (a launcher and its workers
+sharing a data directory, right after an upgrade): the missing migrations are
+applied under one write lock taken before reading what is applied, so each is
+applied once between them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_runs",
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            plan_name TEXT NOT NULL,
+            plan_path TEXT NOT NULL,
+            content_hash TEXT,
+            status TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            launch_time TEXT NOT NULL,
+            inputs TEXT NOT NULL,
+            options TEXT NOT NULL,
+            error TEXT
+        );
+        CREATE TABLE steps (
+            run_id TEXT NOT NULL,
+            step_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            result TEXT,
+            error TEXT,
+            approval TEXT,
+            PRIMARY KEY (run_id, step_id)
+        );
+        CREATE TABLE outputs (
+            run_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            path TEXT,
+            mime_type TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            content TEXT,
+            PRIMARY KEY (run_id, name)
+        );
+        """,
+    ),
+    (
+        # NULL for the runs recorded before: their executor is unknown (a
+        # default of 'local' would send an old Temporal run's resume here).
+        "0002_run_executor",
+        """
+        ALTER TABLE runs ADD COLUMN executor TEXT;
+        ALTER TABLE runs ADD COLUMN cluster TEXT;
+        """,
+    ),
+)
+
+_NAMES = frozenset(name for name, _ in MIGRATIONS)
+
+
+def _applied(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+
+
+def statements(sql: str) -> list[str]:
+    """A migration's statements, split where SQLite says one is complete."""
+    out, part = [], ""
+    for line in sql.splitlines(keepends=True):
+        part += line
+        if sqlite3.complete_statement(part):
+            out.append(part.strip())
+            part = ""
+    return out
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the journal on `conn` (autocommit) to the newest schema. The
+    missing migrations run in one transaction that holds the write lock from
+    its start and reads what is applied again under it: a process that waited
+    for another's migration finds it done instead of applying it a second
+    time (`duplicate column`, a journal refused as unusable)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    if _applied(conn) == _NAMES:
+        return  # the common case: no write lock for a journal that is current
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        done = _applied(conn)
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            for statement in statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (name,))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
