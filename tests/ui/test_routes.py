@@ -347,3 +347,61 @@ def test_the_url_is_printed_only_once_the_server_listens(tmp_path: Path) -> None
     with pytest.raises(_Announced):
         serve(UiConfig(data=tmp_path), 0, open_browser=False, announce=announce)
     assert reached == ["connected"]
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_a_temporal_run_is_decided_by_a_signal_not_a_resume(site: Site, decision: str) -> None:
+    """A run held by its Temporal workflow is not resumed by a new launch
+    (that is refused as `temporal.run_open`): the page sends the decision to
+    the workflow with `runs approve`, on the cluster the run recorded."""
+    from flightdeck.launch import Journal
+
+    journal = Journal(site.data / "runs.sqlite3")
+    journal.set_run_executor(PAUSED, "temporal", {"address": "127.0.0.1:7233"})
+    journal.close()
+    site.login()
+    response = site.client.post(
+        DECIDE,
+        data={"decision": decision, "csrf": site.config.secrets.csrf},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200, response.text
+    site.client.app.state.pages.steering.wait(30)  # type: ignore[attr-defined]
+    args = json.loads(site.resumed.read_text())
+    expected = ["runs", "approve", PAUSED, "write", *(["--deny"] if decision == "deny" else [])]
+    assert args[: len(expected)] == expected
+    assert "--resume" not in args
+    decided = [r for r in site.audit() if r.kind == "ui.approval"]
+    assert len(decided) == 1 and decided[0].fields["decision"] == decision
+
+
+def test_a_journal_from_before_executors_were_recorded_is_read(tmp_path: Path) -> None:
+    """The page never migrates a journal: one without the executor column
+    shows its runs, and a decision on one of them resumes it as before."""
+    import sqlite3
+
+    from flightdeck.ui._data import Reader
+
+    path = tmp_path / "runs.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE runs (run_id TEXT PRIMARY KEY, plan_name TEXT, plan_path TEXT,"
+            " content_hash TEXT, status TEXT, started_at TEXT, finished_at TEXT,"
+            " launch_time TEXT, inputs TEXT, options TEXT, error TEXT)"
+        )
+        conn.execute(
+            "CREATE TABLE steps (run_id TEXT, step_id TEXT, kind TEXT, status TEXT,"
+            " started_at TEXT, finished_at TEXT, attempts INTEGER, result TEXT, error TEXT,"
+            " approval TEXT)"
+        )
+        conn.execute(
+            "CREATE TABLE outputs (run_id TEXT, name TEXT, path TEXT, mime_type TEXT,"
+            " sha256 TEXT, bytes INTEGER, content TEXT)"
+        )
+        conn.execute(
+            "INSERT INTO runs VALUES ('r1', 'p', '/p', NULL, 'pending-approval',"
+            " '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z', '2026-01-01T00:00:00Z',"
+            " '{}', '{}', NULL)"
+        )
+    run = Reader(path, tmp_path / "audit.sqlite3").run("r1")
+    assert run is not None and run["executor"] is None and run["finished_at"] is None

@@ -96,6 +96,17 @@ _RUN_COLUMNS = (
 OPEN_STATUSES = frozenset({"running", "pending-approval"})
 
 
+def _executor(conn: sqlite3.Connection, run_id: str) -> str | None:
+    """Where the run executes (`local`, `temporal`), as its launch recorded;
+    None for a run recorded before journals kept it. The page never migrates
+    a journal, so an older one may lack the column."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    if "executor" not in columns:
+        return None
+    found = conn.execute("SELECT executor FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    return found[0] if found else None
+
+
 def _step(row: tuple[Any, ...]) -> dict[str, Any]:
     finished = None if row[2] in OPEN_STATUSES else row[4]
     return {
@@ -182,6 +193,7 @@ class Reader:
             if row is None:
                 return None
             run = _run(row)
+            run["executor"] = _executor(conn, run_id)
             run["steps"] = [
                 _step(r)
                 for r in conn.execute(

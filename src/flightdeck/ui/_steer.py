@@ -8,7 +8,10 @@ terminal would: the UI audits it (`ui.approval`, origin `ui`, who), writes
 it to an approvals file and starts `flightdeck launch --resume RUN
 --approvals FILE` as its own process. The resumed launch re-verifies the
 plan, journals the decision as `approved:file` / `denied:file` and runs on;
-the run page follows it through the journal.
+the run page follows it through the journal. A run on Temporal is held by
+its workflow rather than by a launch that ended: the decision is sent to it
+with `flightdeck runs approve RUN STEP [--deny]` (the cluster its launch
+recorded), and its workers carry on.
 
 Only one resume per run at a time: a second decision while one runs is
 refused (`ui.resume_running`) rather than racing it on the same run.
@@ -97,14 +100,21 @@ class Steering:
             "by": _operator(),
         }
         self.audit.record(AuditRecord("ui.approval", run_id, fields))
-        self._resume(run_id, {step_id: decision})
+        self._resume(run_id, step_id, decision, temporal=run.get("executor") == "temporal")
         return fields
 
-    def _resume(self, run_id: str, decisions: dict[str, str]) -> None:
+    def _resume(self, run_id: str, step_id: str, decision: str, *, temporal: bool) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        approvals = self.work_dir / f"{run_id}.approvals.json"
-        approvals.write_text(json.dumps(decisions), "utf-8")
-        args = [*self.launcher, "launch", "--resume", run_id, "--approvals", str(approvals)]
+        if temporal:
+            # A Temporal run is held by its workflow, not by a launch that
+            # ended: the decision is a signal to it, on the cluster the run
+            # recorded (`runs approve`), and its workers carry on.
+            args = [*self.launcher, "runs", "approve", run_id, step_id]
+            args += ["--deny"] if decision == "deny" else []
+        else:
+            approvals = self.work_dir / f"{run_id}.approvals.json"
+            approvals.write_text(json.dumps({step_id: decision}), "utf-8")
+            args = [*self.launcher, "launch", "--resume", run_id, "--approvals", str(approvals)]
         if self.workspace is not None:
             args += ["--workspace", str(self.workspace)]
         log = (self.work_dir / f"{run_id}.resume.log").open("ab")
