@@ -261,9 +261,7 @@ def test_a_planted_pyc_of_an_installed_distribution_is_not_what_launch_runs(
     assert _pycs(site) == planted
 
 
-def test_a_module_shadowing_the_pinned_distribution_is_refused(
-    tmp_path: Path, marks: Path
-) -> None:
+def test_a_module_shadowing_the_pinned_distribution_is_refused(tmp_path: Path, marks: Path) -> None:
     """The pin digests the distribution's RECORD files; an earlier sys.path
     entry holding a package of the same name is what a plain import runs."""
     site = tmp_path / "site"
@@ -283,7 +281,9 @@ def test_a_module_shadowing_the_pinned_distribution_is_refused(
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text(EVIL)
     env = {"PYTHONPATH": f"{shadow.parent}{os.pathsep}{site}"}
-    done = _fd("launch", "greeting@1.0.0", "--input", "who=ada", "--format", "json", cwd=ws, env=env)
+    done = _fd(
+        "launch", "greeting@1.0.0", "--input", "who=ada", "--format", "json", cwd=ws, env=env
+    )
     assert not (marks / "pwned").exists(), "the shadowing package ran"
     assert done.returncode == 1, done.stdout + done.stderr
     error = json.loads(done.stdout)["error"]

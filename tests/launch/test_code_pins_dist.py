@@ -3,15 +3,18 @@ and the files its RECORD lists (a tiny dist-info made in tmp_path)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import importlib
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from flightdeck.drivers import driver_code
-from flightdeck.launch import DriverInvoker, LaunchError
+from flightdeck.drivers import CodeDigestError, _digest, driver_code
+from flightdeck.launch import ActionCall, DriverInvoker, LaunchError
 
 TOOL = """---
 name: greet
@@ -51,7 +54,9 @@ def _record_hash(raw: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(raw).digest()).rstrip(b"=").decode()
 
 
-def _install(site: Path, version: str, module: str = MODULE) -> None:
+def _install(
+    site: Path, version: str, module: str = MODULE, *, hashless_first: bool = False
+) -> None:
     """A distribution as an installer leaves it: files and a RECORD of their hashes."""
     for old in site.glob("greetdist-*.dist-info"):
         for file in old.iterdir():
@@ -65,13 +70,20 @@ def _install(site: Path, version: str, module: str = MODULE) -> None:
     for name, raw in files.items():
         (site / name).write_bytes(raw)
     rows = [f"{name},{_record_hash(raw)},{len(raw)}" for name, raw in files.items()]
-    rows += ["greetdist/__pycache__/__init__.cpython-312.pyc,,", f"{info.name}/RECORD,,"]
+    hashless = ["greetdist/__pycache__/__init__.cpython-312.pyc,,", f"{info.name}/RECORD,,"]
+    rows = [*hashless, *rows] if hashless_first else [*rows, *hashless]
     (info / "RECORD").write_text("\n".join(rows) + "\n")
     importlib.invalidate_caches()  # importlib.metadata caches directory listings
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    yield _ws(tmp_path, monkeypatch)
+    for name in [n for n in sys.modules if n.partition(".")[0] == "greetdist"]:
+        del sys.modules[name]  # imported from this test's tmp_path
+
+
+def _ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     site = tmp_path / "site"
     _install(site, "1.0")
     monkeypatch.syspath_prepend(str(site))
@@ -123,3 +135,89 @@ def test_another_installed_version_is_refused(ws: Path) -> None:
     with pytest.raises(LaunchError) as caught:
         DriverInvoker(ws).check_pins([pin])
     assert "distribution greetdist 1.0 is now greetdist 1.1" in caught.value.message
+
+
+def test_a_poetry_driver_is_pinned_by_its_distribution_too(ws: Path) -> None:
+    driver = ws / ".drivers" / "greeter" / "DRIVER.md"
+    driver.write_text(
+        DRIVER.replace("package_manager: pip", "package_manager: poetry").replace(
+            "method: pip", "method: poetry"
+        )
+    )
+    code = driver_code(driver, ws)
+    assert (code.distribution, code.version) == ("greetdist", "1.0")
+    pin = DriverInvoker(ws).pin("greeter", "greet")
+    assert pin is not None and pin.distribution == "greetdist"
+    (ws.parent / "site" / "greetdist" / "__init__.py").write_text(MODULE + "#\n")
+    with pytest.raises(LaunchError) as caught:
+        DriverInvoker(ws).check_pins([pin])
+    assert "installed file greetdist/__init__.py of greetdist changed" in caught.value.message
+
+
+def test_the_edited_file_is_named_past_rows_without_a_hash(ws: Path) -> None:
+    site = ws.parent / "site"
+    _install(site, "1.0", hashless_first=True)
+    pin = DriverInvoker(ws).pin("greeter", "greet")
+    assert pin is not None
+    (site / "greetdist" / "__init__.py").write_text(MODULE + "#\n")
+    with pytest.raises(LaunchError) as caught:
+        DriverInvoker(ws).check_pins([pin])
+    assert "installed file greetdist/__init__.py of greetdist changed" in caught.value.message
+
+
+def _unpinnable(ws: Path) -> str:
+    with pytest.raises(CodeDigestError) as caught:
+        driver_code(ws / ".drivers" / "greeter" / "DRIVER.md", ws)
+    return caught.value.message
+
+
+def test_a_distribution_that_is_not_installed_or_has_no_record_is_unpinnable(ws: Path) -> None:
+    info = ws.parent / "site" / "greetdist-1.0.dist-info"
+    (info / "RECORD").unlink()
+    importlib.invalidate_caches()
+    assert "has no RECORD to pin" in _unpinnable(ws)
+    for file in info.iterdir():
+        file.unlink()
+    info.rmdir()
+    importlib.invalidate_caches()
+    assert "is not installed" in _unpinnable(ws)
+
+
+def test_a_linked_installed_file_is_refused(ws: Path) -> None:
+    module = ws.parent / "site" / "greetdist" / "__init__.py"
+    module.rename(module.with_name("real.py"))
+    module.symlink_to(module.with_name("real.py"))
+    assert "symbolic link" in _unpinnable(ws)
+
+
+def test_the_rows_of_a_record_are_bounded(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_digest, "MAX_ENTRIES", 3)
+    assert "lists more than 3 files" in _unpinnable(ws)
+
+
+def test_a_distribution_imported_before_the_check_is_refused(ws: Path) -> None:
+    """Imported the ordinary way (so perhaps from a planted pyc), its code is
+    not the bytes the pin checked: the pinned driver does not reuse it."""
+    importlib.import_module("greetdist")
+    invoker = DriverInvoker(ws)
+    pin = invoker.pin("greeter", "greet")
+    assert pin is not None
+    invoker.check_pins([pin])
+    with pytest.raises(LaunchError) as caught:
+        asyncio.run(invoker.invoke(ActionCall("greeter", "greet", {})))
+    assert caught.value.code == "launch.code_changed"
+    assert "greetdist was imported in this process before its code pin" in caught.value.message
+
+
+def test_a_pinned_distribution_is_imported_from_its_checked_files(ws: Path) -> None:
+    invoker = DriverInvoker(ws)
+    pin = invoker.pin("greeter", "greet")
+    assert pin is not None
+    invoker.check_pins([pin])
+    assert asyncio.run(invoker.invoke(ActionCall("greeter", "greet", {}))) == {"text": "hello"}
+    spec = sys.modules["greetdist"].__spec__
+    assert spec is not None and getattr(spec.loader, "checked", None)
+    # Another launch in the same process reuses the module: its bytes are checked.
+    again = DriverInvoker(ws)
+    again.check_pins([pin])
+    assert asyncio.run(again.invoke(ActionCall("greeter", "greet", {}))) == {"text": "hello"}

@@ -27,7 +27,13 @@ from packaging.version import Version as Pep440Version
 
 from flightdeck.documents import Diagnostic, pointer_join
 from flightdeck.drivers._errors import NOT_RUNNABLE, VERSION_MISMATCH
-from flightdeck.drivers._source_import import UnpinnedModule, claim, loader_for, stale
+from flightdeck.drivers._source_import import (
+    UnpinnedModule,
+    claim,
+    loader_for,
+    release,
+    stale,
+)
 from flightdeck.guard import Event, Policy, active
 
 PYTHON_MANAGERS = ("pip", "poetry", "local")
@@ -256,6 +262,8 @@ def import_package(
                 " from bytes the pin does not cover (perhaps from bytecode)"
             )
         claim(parts[0], chain, checked, whole=False)
+    else:
+        release(name.partition(".")[0])
     cached = name in sys.modules
     started = time.perf_counter()
     with active(Policy.watch()) as watch:

@@ -182,6 +182,12 @@ def claim(
             sys.meta_path.insert(0, _FINDER)
 
 
+def release(top: str) -> None:
+    """Leave `top` to the normal import again (an import that promises no pin)."""
+    with _FINDER.lock:
+        _FINDER.claims.pop(top, None)
+
+
 def _namespace(module: ModuleType | None) -> bool:
     spec = getattr(module, "__spec__", None)
     return (
