@@ -122,8 +122,16 @@ def _fd(*args: str | Path, cwd: Path, env: dict[str, str]) -> subprocess.Complet
         text=True,
         timeout=180,
         check=False,
-        env={**os.environ, **env},
+        env=_environ(env),
     )
+
+
+def _environ(extra: dict[str, str]) -> dict[str, str]:
+    """os.environ with `extra`; a PYTHONPATH given goes before the caller's own."""
+    merged = {**os.environ, **extra}
+    if "PYTHONPATH" in extra and os.environ.get("PYTHONPATH"):
+        merged["PYTHONPATH"] = extra["PYTHONPATH"] + os.pathsep + os.environ["PYTHONPATH"]
+    return merged
 
 
 def _plan(ws: Path) -> None:
