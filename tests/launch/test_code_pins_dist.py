@@ -72,7 +72,7 @@ def _install(
     rows = [f"{name},{_record_hash(raw)},{len(raw)}" for name, raw in files.items()]
     hashless = ["greetdist/__pycache__/__init__.cpython-312.pyc,,", f"{info.name}/RECORD,,"]
     rows = [*hashless, *rows] if hashless_first else [*rows, *hashless]
-    (info / "RECORD").write_text("\n".join(rows) + "\n")
+    (info / "RECORD").write_text("\n".join(["", *rows]) + "\n")  # a blank row is skipped
     importlib.invalidate_caches()  # importlib.metadata caches directory listings
 
 
@@ -187,7 +187,7 @@ def test_a_linked_installed_file_is_refused(ws: Path) -> None:
     module = ws.parent / "site" / "greetdist" / "__init__.py"
     module.rename(module.with_name("real.py"))
     module.symlink_to(module.with_name("real.py"))
-    assert "symbolic link" in _unpinnable(ws)
+    assert _unpinnable(ws) == f"{module} is a symbolic link"
 
 
 def test_the_rows_of_a_record_are_bounded(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -185,10 +185,11 @@ def test_a_linked_package_driver_or_tool_is_refused(tmp_path: Path) -> None:
     assert "symbolic link" in _digest_error(ws).message
     tool.unlink()
     tool.with_name("real.md").rename(tool)
-    # The DRIVER.md a link.
-    driver.rename(ws / "DRIVER.md")
-    driver.symlink_to(ws / "DRIVER.md")
-    assert "symbolic link" in _digest_error(ws).message
+    # The DRIVER.md a link (to something that is no manifest: never read).
+    (ws / "other").write_bytes(b"\xff")
+    driver.unlink()
+    driver.symlink_to(ws / "other")
+    assert _digest_error(ws).message == f"{driver} is a symbolic link"
 
 
 def test_a_fifo_in_the_package_is_refused_not_skipped(ws: Path) -> None:

@@ -258,22 +258,30 @@ def distribution_files(name: str, hasher: _Hasher) -> tuple[str, dict[str, str]]
 
 
 def record_mismatch(name: str) -> str | None:
-    """The first file whose bytes differ from the hash its RECORD states."""
+    """The first file whose bytes differ from the hash its RECORD states.
+
+    RECORD is read the way `distribution_files` reads it (not through
+    `Distribution.files`, which fails on a blank row with a TypeError)."""
     try:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
         return None
-    for entry in dist.files or ():
-        if entry.hash is None or entry.hash.mode != "sha256":
+    record = dist.read_text("RECORD") or ""
+    for number, row in enumerate(csv.reader(io.StringIO(record)), 1):
+        if number > MAX_ENTRIES:
+            return None
+        if len(row) < 2 or not row[1].startswith("sha256="):
             continue
-        located = Path(str(dist.locate_file(entry)))
+        located = Path(str(dist.locate_file(row[0])))
         try:
-            raw = located.read_bytes()
+            fd = os.open(located, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                raw = hashlib.file_digest(handle, "sha256").digest()
         except OSError:
-            return str(entry)
-        value = base64.urlsafe_b64encode(hashlib.sha256(raw).digest()).rstrip(b"=").decode()
-        if value != entry.hash.value:
-            return str(entry)
+            return row[0]
+        value = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+        if value != row[1].removeprefix("sha256="):
+            return row[0]
     return None
 
 
