@@ -7,6 +7,7 @@ import asyncio
 import base64
 import hashlib
 import importlib
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,3 +222,40 @@ def test_a_pinned_distribution_is_imported_from_its_checked_files(ws: Path) -> N
     again = DriverInvoker(ws)
     again.check_pins([pin])
     assert asyncio.run(again.invoke(ActionCall("greeter", "greet", {}))) == {"text": "hello"}
+
+
+def test_an_editable_install_is_refused_at_the_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its RECORD lists a .pth, not the sources, so what would run was never
+    pinned: the import refuses it instead of running unpinned sources."""
+    ws = _ws(tmp_path, monkeypatch)
+    site, source = tmp_path / "site", tmp_path / "src"
+    for old in site.glob("greetdist*"):
+        shutil.rmtree(old)
+    (source / "greetdist").mkdir(parents=True)
+    (source / "greetdist" / "__init__.py").write_text(MODULE)
+    info = site / "greetdist-1.0.dist-info"
+    info.mkdir()
+    files = {
+        "__editable__.greetdist-1.0.pth": f"{source}\n".encode(),
+        f"{info.name}/METADATA": b"Metadata-Version: 2.1\nName: greetdist\nVersion: 1.0\n",
+    }
+    for name, raw in files.items():
+        (site / name).write_bytes(raw)
+    rows = [f"{name},{_record_hash(raw)},{len(raw)}" for name, raw in files.items()]
+    (info / "RECORD").write_text("\n".join([*rows, f"{info.name}/RECORD,,"]) + "\n")
+    monkeypatch.syspath_prepend(str(source))  # what site.py does with the .pth
+    importlib.invalidate_caches()
+    try:
+        invoker = DriverInvoker(ws)
+        pin = invoker.pin("greeter", "greet")
+        assert pin is not None
+        invoker.check_pins([pin])
+        with pytest.raises(LaunchError) as caught:
+            asyncio.run(invoker.invoke(ActionCall("greeter", "greet", {})))
+        assert caught.value.code == "launch.code_changed"
+        assert str(source / "greetdist" / "__init__.py") in caught.value.message
+        assert "greetdist" not in sys.modules
+    finally:
+        sys.modules.pop("greetdist", None)

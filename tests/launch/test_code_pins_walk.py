@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import socket
 import sys
 from pathlib import Path
 
@@ -192,12 +194,18 @@ def test_a_linked_package_driver_or_tool_is_refused(tmp_path: Path) -> None:
     assert _digest_error(ws).message == f"{driver} is a symbolic link"
 
 
-def test_a_fifo_in_the_package_is_refused_not_skipped(ws: Path) -> None:
-    fifo = ws / "packages" / "greetpkg" / "a" / "b" / "pipe.py"
-    os.mkfifo(fifo)
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_a_fifo_or_socket_in_the_package_is_refused_not_skipped(ws: Path, kind: str) -> None:
+    special = ws / "packages" / "greetpkg" / "a" / "b" / "pipe.py"
+    if kind == "fifo":
+        os.mkfifo(special)
+    else:
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(special))
+        listener.close()
     error = _digest_error(ws)
     assert "not a regular file" in error.message
-    assert error.path is not None and os.path.normpath(error.path) == str(fifo)
+    assert error.path is not None and os.path.normpath(error.path) == str(special)
 
 
 def test_a_line_break_in_a_file_name_is_refused(ws: Path) -> None:
@@ -311,3 +319,32 @@ def test_the_invoker_imports_from_the_bytes_it_checked(ws: Path) -> None:
     with pytest.raises(LaunchError):
         (ws / "packages" / "greetpkg" / "a" / "b" / "helper.py").write_text(HELPER + "#\n")
         DriverInvoker(ws).check_pins([pin])
+
+
+def _extension(ws: Path) -> Path:
+    """A stdlib extension module copied into the package, imported by it."""
+    import _bisect
+
+    assert _bisect.__file__ is not None
+    target = ws / "packages" / "greetpkg" / Path(_bisect.__file__).name
+    shutil.copyfile(_bisect.__file__, target)
+    (ws / "packages" / "greetpkg" / "__init__.py").write_text(INIT + "from . import _bisect\n")
+    return target
+
+
+def test_an_extension_module_is_loaded_when_its_bytes_were_checked(ws: Path) -> None:
+    _extension(ws)
+    code = driver_code(_driver(ws), ws)
+    assert load_driver(_driver(ws), workspace=ws, code=code).binding("greet") is not None
+    assert sys.modules[IMPORTED + "._bisect"].bisect_left([1, 3], 2) == 1
+
+
+def test_an_extension_module_changed_after_the_check_is_refused(ws: Path) -> None:
+    target = _extension(ws)
+    code = driver_code(_driver(ws), ws)
+    with target.open("ab") as handle:
+        handle.write(b"\0")
+    with pytest.raises(DriverRegistrationError) as caught:
+        load_driver(_driver(ws), workspace=ws, code=code)
+    assert caught.value.code == "package_code_unpinned"
+    assert f"{target.name} changed after its code pin was checked" in caught.value.message
