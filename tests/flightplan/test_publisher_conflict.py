@@ -178,3 +178,19 @@ def test_cli_verify_and_launch_refuse_the_first_trust_with_a_code() -> None:
         error = body.get("error", body)
         assert error["code"] == "verify.publisher_conflict", body
     assert not (data_dir() / "trust.json").exists() or TrustState().get(NAME) is None
+
+
+def test_a_forged_statement_can_only_make_verify_refuse(tmp_path: Path, keys: KeyPair) -> None:
+    """The rivals are read from the statements unverified: one naming another
+    publisher, with no valid signature behind it, blocks the first trust (a
+    denial of service) and is itself refused; it is never accepted."""
+    Keyring().trust(ACME, keys.public_path.read_bytes())
+    genuine = _freeze(tmp_path, keys, "1.0.0", ACME).stored.path
+    forged = genuine.with_name("f" * 16)
+    shutil.copytree(genuine, forged)
+    envelope = json.loads((forged / "SKILL.md.sig").read_text())
+    envelope["statement"] = {**envelope["statement"], "publisher": MALLORY, "version": "9.0.0"}
+    (forged / "SKILL.md.sig").write_text(json.dumps(envelope))
+    assert _refused(f"{NAME}@1.0.0").code == "verify.publisher_conflict"
+    assert _refused(f"{NAME}@9.0.0", repin=True).code == "verify.signature_invalid"
+    assert TrustState().get(NAME) is None
