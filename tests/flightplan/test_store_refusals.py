@@ -92,7 +92,9 @@ def test_a_name_that_is_no_skill_name_is_refused() -> None:
     assert SkillStore().versions_of("Not_A_Name") == []
 
 
-def test_the_index_is_the_signed_statement(tmp_path: Path, keys: KeyPair) -> None:
+def test_the_index_is_the_signed_statement(
+    tmp_path: Path, keys: KeyPair, monkeypatch: pytest.MonkeyPatch
+) -> None:
     outcome = _freeze(tmp_path, keys)
     [entry] = SkillStore().list()
     statement = json.loads((outcome.stored.path / "SKILL.md.sig").read_text())["statement"]
@@ -102,3 +104,8 @@ def test_the_index_is_the_signed_statement(tmp_path: Path, keys: KeyPair) -> Non
     meta = json.loads((outcome.stored.path / "meta.json").read_text())
     assert meta["frozen_at"] == statement["signedAt"]
     assert verify_plan(f"{NAME}@{entry.content_hash[7:19]}").version == "1.0.0"
+    # Stored elsewhere at another time, it still says when it was signed.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "86400")
+    copy, created = SkillStore(tmp_path / "other").put(outcome.frozen)
+    assert created and copy.frozen_at == statement["signedAt"]
+    assert json.loads((copy.path / "meta.json").read_text())["frozen_at"] == statement["signedAt"]
