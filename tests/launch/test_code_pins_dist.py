@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.drivers import CodeDigestError, _digest, driver_code
+from flightdeck.drivers._source_import import release
 from flightdeck.launch import ActionCall, DriverInvoker, LaunchError
 
 TOOL = """---
@@ -82,6 +83,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield _ws(tmp_path, monkeypatch)
     for name in [n for n in sys.modules if n.partition(".")[0] == "greetdist"]:
         del sys.modules[name]  # imported from this test's tmp_path
+    release("greetdist")  # and claimed with this test's files
 
 
 def _ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -259,3 +261,70 @@ def test_an_editable_install_is_refused_at_the_import(
         assert "greetdist" not in sys.modules
     finally:
         sys.modules.pop("greetdist", None)
+        release("greetdist")
+
+
+def _distribution(site: Path, name: str, files: dict[str, str]) -> None:
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    raw = {path: text.encode() for path, text in files.items()}
+    raw[f"{info.name}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode()
+    for path, data in raw.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_bytes(data)
+    rows = [f"{path},{_record_hash(data)},{len(data)}" for path, data in raw.items()]
+    (info / "RECORD").write_text("\n".join([*rows, f"{info.name}/RECORD,,"]) + "\n")
+
+
+def test_a_namespace_shared_with_another_distribution_is_no_obstacle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`nsdist` is a namespace: the pinned `nsdist.greet` and another
+    distribution's `nsdist.other`, imported before in the ordinary way."""
+    ws = _ws(tmp_path, monkeypatch)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    _distribution(ours, "greetns", {"nsdist/greet/__init__.py": MODULE})
+    _distribution(theirs, "otherns", {"nsdist/other/__init__.py": "VALUE = 1\n"})
+    monkeypatch.syspath_prepend(str(theirs))
+    monkeypatch.syspath_prepend(str(ours))
+    importlib.invalidate_caches()
+    driver = ws / ".drivers" / "greeter" / "DRIVER.md"
+    driver.write_text(
+        DRIVER.replace("package: greetdist", "package: greetns\nentrypoint: nsdist.greet").replace(
+            "name: greetdist }", "name: greetns }"
+        )
+    )
+    try:
+        assert importlib.import_module("nsdist.other").VALUE == 1
+        invoker = DriverInvoker(ws)
+        pin = invoker.pin("greeter", "greet")
+        assert pin is not None and pin.distribution == "greetns"
+        invoker.check_pins([pin])
+        result = asyncio.run(invoker.invoke(ActionCall("greeter", "greet", {})))
+        assert result == {"text": "hello"}
+        spec = sys.modules["nsdist.greet"].__spec__
+        assert spec is not None and getattr(spec.loader, "checked", None)
+    finally:
+        for name in [n for n in sys.modules if n.partition(".")[0] == "nsdist"]:
+            del sys.modules[name]
+        release("nsdist")
+
+
+def test_a_shadowing_package_imported_before_the_check_is_refused(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shadow = ws.parent / "shadow"
+    (shadow / "greetdist").mkdir(parents=True)
+    (shadow / "greetdist" / "__init__.py").write_text(MODULE.replace("hello", "shadow"))
+    monkeypatch.syspath_prepend(str(shadow))
+    importlib.invalidate_caches()
+    importlib.import_module("greetdist")  # the shadow, imported the ordinary way
+    monkeypatch.syspath_prepend(str(ws.parent / "site"))
+    invoker = DriverInvoker(ws)
+    pin = invoker.pin("greeter", "greet")
+    assert pin is not None
+    invoker.check_pins([pin])
+    with pytest.raises(LaunchError) as caught:
+        asyncio.run(invoker.invoke(ActionCall("greeter", "greet", {})))
+    assert caught.value.code == "launch.code_changed"
+    assert "greetdist was imported in this process before its code pin" in caught.value.message

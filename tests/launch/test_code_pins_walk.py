@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.drivers import (
+    CodeDigest,
     CodeDigestError,
     DriverRegistrationError,
     _digest,
@@ -348,3 +349,31 @@ def test_an_extension_module_changed_after_the_check_is_refused(ws: Path) -> Non
         load_driver(_driver(ws), workspace=ws, code=code)
     assert caught.value.code == "package_code_unpinned"
     assert f"{target.name} changed after its code pin was checked" in caught.value.message
+
+
+def test_a_package_file_outside_the_digest_given_is_refused(ws: Path) -> None:
+    """The first module is loaded by file, not found by the finder: its loader
+    checks it against the digest too."""
+    empty = CodeDigest("sha256:" + "0" * 64, sources={})
+    with pytest.raises(DriverRegistrationError) as caught:
+        load_driver(_driver(ws), workspace=ws, code=empty)
+    assert caught.value.code == "package_code_unpinned"
+    assert "__init__.py is not among the files its code pin checked" in caught.value.message
+
+
+def test_a_local_package_that_is_a_pyc_file_is_refused(ws: Path) -> None:
+    """Its only module is bytecode, which the digest leaves out: a plain
+    import would run it unpinned."""
+    import py_compile
+
+    module = ws / "packages" / "greetone.py"
+    module.write_text(HELPER)
+    py_compile.compile(str(module), cfile=str(module.with_suffix(".pyc")), doraise=True)
+    module.unlink()
+    text = _driver(ws).read_text().replace("../../packages/greetpkg", "../../packages/greetone.pyc")
+    _driver(ws).write_text(text)
+    with pytest.raises(DriverRegistrationError) as caught:
+        load_driver(_driver(ws), workspace=ws)
+    assert caught.value.code == "package_import_failed"
+    assert "neither Python source nor an extension module" in caught.value.message
+    assert IMPORTED not in sys.modules
