@@ -8,7 +8,9 @@ import os
 import shutil
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -178,14 +180,16 @@ def test_a_linked_package_driver_or_tool_is_refused(tmp_path: Path) -> None:
     pkg = ws / "packages" / "greetpkg"
     pkg.rename(ws / "packages" / "real")
     pkg.symlink_to(ws / "packages" / "real")
-    assert "symbolic link" in _digest_error(ws).message
+    linked = driver.parent / "../../packages/greetpkg"
+    assert _digest_error(ws).message == f"{linked} is a symbolic link"
     pkg.unlink()
     (ws / "packages" / "real").rename(pkg)
     # The TOOL.md it implements a link.
     tool = ws / ".tools" / "greet" / "TOOL.md"
     tool.rename(tool.with_name("real.md"))
     tool.symlink_to(tool.with_name("real.md"))
-    assert "symbolic link" in _digest_error(ws).message
+    named = driver.parent / "../../.tools/greet/TOOL.md"
+    assert _digest_error(ws).message == f"{named} is a symbolic link; code pins refuse links"
     tool.unlink()
     tool.with_name("real.md").rename(tool)
     # The DRIVER.md a link (to something that is no manifest: never read).
@@ -193,6 +197,46 @@ def test_a_linked_package_driver_or_tool_is_refused(tmp_path: Path) -> None:
     driver.unlink()
     driver.symlink_to(ws / "other")
     assert _digest_error(ws).message == f"{driver} is a symbolic link"
+
+
+def test_a_linked_driver_folder_is_refused(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    folder = ws / ".drivers" / "greeter"
+    folder.rename(ws / "greeter-real")
+    folder.symlink_to(ws / "greeter-real")
+    message = _digest_error(ws).message
+    assert message == f"{folder} is a symbolic link; code pins refuse links"
+
+
+def _swapped(monkeypatch: pytest.MonkeyPatch, target: Path, make: Callable[[], str]) -> None:
+    """After the walk has seen `target` as a regular file, opening it for the
+    hash meets something else (what a racing writer could leave there)."""
+    real_open = os.open
+
+    def fake_open(path: Any, flags: int, *args: Any) -> int:
+        if os.fspath(path).endswith(os.fspath(target.relative_to(target.parents[2]))):
+            return real_open(make(), flags, *args)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", fake_open)
+
+
+def test_a_file_swapped_for_a_fifo_before_its_hash_is_refused(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = ws / "fifo"
+    os.mkfifo(fifo)
+    helper = ws / "packages" / "greetpkg" / "a" / "b" / "helper.py"
+    _swapped(monkeypatch, helper, lambda: str(fifo))
+    error = _digest_error(ws)
+    assert error.message.endswith("helper.py is not a regular file")
+
+
+def test_a_file_gone_before_its_hash_is_refused(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    helper = ws / "packages" / "greetpkg" / "a" / "b" / "helper.py"
+    _swapped(monkeypatch, helper, lambda: str(ws / "gone"))
+    error = _digest_error(ws)
+    assert "helper.py: No such file or directory" in error.message
 
 
 @pytest.mark.parametrize("kind", ["fifo", "socket"])
