@@ -421,3 +421,45 @@ def test_a_local_package_that_is_a_pyc_file_is_refused(ws: Path) -> None:
     assert caught.value.code == "package_import_failed"
     assert "neither Python source nor an extension module" in caught.value.message
     assert IMPORTED not in sys.modules
+
+
+@pytest.mark.parametrize("install", ['["vendored"]', "[{ method: vendored, path: 5 }]"])
+def test_a_malformed_install_entry_is_no_package_not_a_crash(ws: Path, install: str) -> None:
+    text = _driver(ws).read_text()
+    text = text.replace("  - { method: vendored, path: ../../packages/greetpkg }\n", "")
+    _driver(ws).write_text(text.replace("install:\n", f"install: {install}\n"))
+    assert "is not there" in _digest_error(ws).message
+
+
+def test_a_local_driver_with_a_version_range_needs_no_installed_distribution(ws: Path) -> None:
+    text = (
+        _driver(ws)
+        .read_text()
+        .replace("package: greetpkg\n", 'package: greetpkg\npackage_version: "^1.0.0"\n')
+    )
+    _driver(ws).write_text(text)
+    assert load_driver(_driver(ws), workspace=ws).binding("greet") is not None
+
+
+def test_a_missing_local_package_is_named(ws: Path) -> None:
+    shutil.rmtree(ws / "packages" / "greetpkg")
+    with pytest.raises(DriverRegistrationError) as caught:
+        load_driver(_driver(ws), workspace=ws)
+    assert caught.value.code == "package_import_failed"
+    assert "local package path '../../packages/greetpkg' not found" in caught.value.message
+
+
+def test_a_new_load_reads_every_module_again(ws: Path) -> None:
+    """Nothing of an earlier import of the package (other bytes) is reused."""
+    import asyncio
+
+    from flightdeck.drivers import call_tool
+
+    async def greet() -> object:
+        driver = load_driver(_driver(ws), workspace=ws, code=driver_code(_driver(ws), ws))
+        return (await call_tool("greet", {"name": "ada"}, driver=driver)).output
+
+    assert asyncio.run(greet()) == {"text": "hello ada"}
+    helper = ws / "packages" / "greetpkg" / "a" / "b" / "helper.py"
+    helper.write_text(HELPER.replace("hello ", "hi "))
+    assert asyncio.run(greet()) == {"text": "hi ada"}
