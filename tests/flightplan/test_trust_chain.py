@@ -19,6 +19,7 @@ from flightdeck.flightplan import (
     FreezeOutcome,
     KeyPair,
     Keyring,
+    SkillStore,
     freeze_plan,
     generate_keys,
     verify_plan,
@@ -120,12 +121,30 @@ def test_removing_the_newest_version_is_a_rollback(
     assert verify_plan(f"{NAME}@1.0.0", allow_rollback=True).version == "1.0.0"
 
 
+def _plant(tmp_path: Path, keys: KeyPair, version: str, publisher: str | None) -> Path:
+    """A version frozen elsewhere and copied into the store, as an attacker
+    who can write the store (but not use freeze on it) would."""
+    elsewhere = SkillStore(tmp_path / f"elsewhere-{version}")
+    data = example_data()
+    data["description"] = f"Version {version} by someone else."
+    source = tmp_path / f"planted-{version}.md"
+    source.write_text(emit_skill(data, example_body()))
+    outcome = freeze_plan(
+        source, signing_key=keys.private_path, publisher=publisher, version=version,
+        store=elsewhere,
+    )  # fmt: skip
+    target = SkillStore().root / NAME / "versions" / outcome.stored.path.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(outcome.stored.path, target)
+    return target
+
+
 def test_republishing_under_another_publisher_is_refused(
     tmp_path: Path, two_versions: tuple[FreezeOutcome, ...], other_keys: KeyPair
 ) -> None:
     assert verify_plan(NAME).first_trust
     Keyring().trust("github://mallory", other_keys.public_path.read_bytes())
-    _freeze(tmp_path, other_keys, "2.0.0", publisher="github://mallory")
+    _plant(tmp_path, other_keys, "2.0.0", "github://mallory")
     assert _code(NAME) == "verify.publisher_changed"
     repinned = verify_plan(NAME, repin=True)
     assert (repinned.publisher, repinned.first_trust) == ("github://mallory", True)

@@ -68,3 +68,39 @@ def test_the_decision_carries_the_new_high_water_mark() -> None:
     assert (later.record.version, later.record.content_hash) == ("1.1.0", "sha256:b")
     same = state.check_and_record("p", "github://o", "1.1.0", "sha256:b", explicit_version=False)
     assert same.record == later.record and not same.first
+
+
+def test_the_owner_moves_only_from_the_owner_named() -> None:
+    """Rotation moves a key pin from the old key to the new one; a pin that is
+    not the old key (re-pinned meanwhile) or no pin at all stays as it is."""
+    state = TrustState()
+    assert not state.move_owner("p", "key:old", "key:new")  # nothing pinned
+    assert state.get("p") is None
+    state.check_and_record("p", "key:other", "1.0.0", "sha256:a", explicit_version=False)
+    assert not state.move_owner("p", "key:old", "key:new")
+    assert (TrustState().get("p") or pytest.fail()).owner == "key:other"
+    assert state.move_owner("p", "key:other", "key:new")
+    record = TrustState().get("p") or pytest.fail()
+    assert (record.owner, record.version, record.content_hash) == ("key:new", "1.0.0", "sha256:a")
+
+
+def test_a_first_trust_with_rivals_pins_nothing_unless_repinned() -> None:
+    state = TrustState()
+    with pytest.raises(FlightPlanError) as caught:
+        state.check_and_record(
+            "p", "github://o", "1.0.0", "sha256:a", explicit_version=False,
+            rivals=lambda: ["github://x"],
+        )  # fmt: skip
+    assert caught.value.code == "verify.publisher_conflict"
+    assert "github://x" in caught.value.message and state.get("p") is None
+    decided = state.check_and_record(
+        "p", "github://o", "1.0.0", "sha256:a", explicit_version=False, repin=True,
+        rivals=lambda: ["github://x"],
+    )  # fmt: skip
+    assert decided.first and (state.get("p") or pytest.fail()).owner == "github://o"
+    # Once pinned, rivals are no longer asked about: the pin decides.
+    later = state.check_and_record(
+        "p", "github://o", "1.1.0", "sha256:b", explicit_version=False,
+        rivals=lambda: pytest.fail("asked"),
+    )  # fmt: skip
+    assert later.record.version == "1.1.0"

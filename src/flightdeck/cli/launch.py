@@ -209,6 +209,11 @@ class _Progress:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="The publisher's public key (PEM) the plan must be signed with.",
 )
+@click.option(
+    "--allow-rollback",
+    is_flag=True,
+    help="Run a version older than the newest verified here; needs NAME@VERSION.",
+)
 @click.option("--unsigned", is_flag=True, help="Run an unfrozen SKILL.md (recorded as unsigned).")
 @click.option("--no-sandbox", is_flag=True, help="Run tool steps without a sandbox (audited).")
 @click.option(
@@ -269,6 +274,7 @@ def launch(
     accept: tuple[str, ...],
     retry: tuple[str, ...],
     expected_key: Path | None,
+    allow_rollback: bool,
     unsigned: bool,
     no_sandbox: bool,
     verify_credentials: bool,
@@ -355,6 +361,8 @@ def launch(
             runtime = configured_runtime(workspace.resolve())
             if expected_key is not None:
                 runtime = dataclasses.replace(runtime, expected_key=expected_key.read_bytes())
+            if allow_rollback:
+                runtime = dataclasses.replace(runtime, allow_rollback=True)
             if dry_run:
                 from flightdeck.cli._dry_run import show_dry_run
 

@@ -29,6 +29,8 @@ OUTPUT_INVALID = "output_invalid"
 DRIVER_CALL_FAILED = "driver_call_failed"
 NOT_RUNNABLE = "driver_not_runnable"
 EGRESS_DENIED = "egress_denied"
+# Importing would read a module file its code pin did not check (or other bytes).
+PACKAGE_CODE_UNPINNED = "package_code_unpinned"
 
 
 class DriverError(Exception):

@@ -27,6 +27,13 @@ from packaging.version import Version as Pep440Version
 
 from flightdeck.documents import Diagnostic, pointer_join
 from flightdeck.drivers._errors import NOT_RUNNABLE, VERSION_MISMATCH
+from flightdeck.drivers._source_import import (
+    UnpinnedModule,
+    claim,
+    loader_for,
+    release,
+    stale,
+)
 from flightdeck.guard import Event, Policy, active
 
 PYTHON_MANAGERS = ("pip", "poetry", "local")
@@ -232,35 +239,65 @@ def _local_target(data: Mapping[str, Any], base_dirs: list[Path]) -> Path | None
     return None
 
 
-def import_package(data: Mapping[str, Any], base_dirs: list[Path]) -> ImportReport:
-    """Import the driver's module under a watch. Raises ImportError (with a message) on failure."""
+def import_package(
+    data: Mapping[str, Any], base_dirs: list[Path], checked: Mapping[str, str] | None = None
+) -> ImportReport:
+    """Import the driver's module under a watch. Raises ImportError (with a message) on failure.
+
+    A local package is always imported from source (`_source_import`: no
+    bytecode read or written). `checked` (resolved path -> digest, from the
+    code-pin check that has just passed) restricts the import to those
+    files with those bytes; an installed distribution is then imported that
+    way too, else the normal way."""
     if data.get("package_manager") == "local":
-        target = _local_target(data, base_dirs)
-        if target is None:
-            raise ImportError(f"local package path {local_path(data)!r} not found")
-        name = "flightdeck_local_" + re.sub(r"\W", "_", str(data.get("id", "driver")))
-        spec = importlib.util.spec_from_file_location(
-            name,
-            target,
-            submodule_search_locations=[str(target.parent)]
-            if target.name == "__init__.py"
-            else None,
-        )
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {target}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        started = time.perf_counter()
-        try:
-            with active(Policy.watch()) as watch:
-                spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)  # never leave a half-initialised module behind
-            raise
-        return ImportReport(module, name, time.perf_counter() - started, False, watch.observed)
+        return _import_local(data, base_dirs, checked)
     name = module_name(data)
+    if checked is not None:
+        parts = name.split(".")
+        chain = [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+        held = stale(parts[0], chain, checked)
+        if held is not None:
+            raise UnpinnedModule(
+                f"module {held} was imported in this process before its code pin was checked,"
+                " from bytes the pin does not cover (perhaps from bytecode)"
+            )
+        claim(parts[0], chain, checked, whole=False)
+    else:
+        release(name.partition(".")[0])
     cached = name in sys.modules
     started = time.perf_counter()
     with active(Policy.watch()) as watch:
         module = importlib.import_module(name)
     return ImportReport(module, name, time.perf_counter() - started, cached, watch.observed)
+
+
+def _import_local(
+    data: Mapping[str, Any], base_dirs: list[Path], checked: Mapping[str, str] | None
+) -> ImportReport:
+    target = _local_target(data, base_dirs)
+    if target is None:
+        raise ImportError(f"local package path {local_path(data)!r} not found")
+    name = "flightdeck_local_" + re.sub(r"\W", "_", str(data.get("id", "driver")))
+    # The whole package is read again from the bytes just checked: nothing
+    # of an earlier import of it (other bytes, perhaps) is reused.
+    for held in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+        del sys.modules[held]
+    claim(name, [name], checked, whole=True)
+    spec = importlib.util.spec_from_file_location(
+        name,
+        target,
+        loader=loader_for(name, str(target), checked),
+        submodule_search_locations=[str(target.parent)] if target.name == "__init__.py" else None,
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {target}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    started = time.perf_counter()
+    try:
+        with active(Policy.watch()) as watch:
+            spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)  # never leave a half-initialised module behind
+        raise
+    return ImportReport(module, name, time.perf_counter() - started, False, watch.observed)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.documents import (
     Diagnostic,
@@ -29,6 +29,7 @@ from flightdeck.documents import (
 )
 from flightdeck.drivers._errors import (
     FUNCTION_REF_UNRESOLVABLE,
+    PACKAGE_CODE_UNPINNED,
     DriverError,
     DriverNotRunnable,
     DriverRegistrationError,
@@ -44,9 +45,13 @@ from flightdeck.drivers._package import (
 from flightdeck.drivers._refs import RefError, ResolvedRef, call_style, resolve_ref
 from flightdeck.drivers._sdk import SdkBinding, SdkDriver
 from flightdeck.drivers._seam import ToolBinding
+from flightdeck.drivers._source_import import UnpinnedModule
 from flightdeck.drivers._tools import binding_problems, load_bound_tool
 from flightdeck.guard import Event, Policy, active, host_matches
 from flightdeck.tools import ToolHandle
+
+if TYPE_CHECKING:
+    from flightdeck.drivers._digest import CodeDigest
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -121,9 +126,27 @@ def _bind_tools(
     return tools, diags
 
 
-def _import(data: Mapping[str, Any], bases: list[Path], refusal: _Refusal) -> ImportReport:
+def _import(
+    data: Mapping[str, Any],
+    bases: list[Path],
+    refusal: _Refusal,
+    checked: Mapping[str, str] | None,
+) -> ImportReport:
     try:
-        report = import_package(data, bases)
+        report = import_package(data, bases, checked)
+    except UnpinnedModule as exc:
+        refusal.check(
+            [
+                Diagnostic(
+                    PACKAGE_CODE_UNPINNED,
+                    f"importing {data.get('package')!r} would run code its pin did not check:"
+                    f" {exc}",
+                    pointer="/package",
+                    hint="restore the pinned files, or re-freeze the plan to pin the new code",
+                )
+            ]
+        )
+        raise  # unreachable: check raised
     except Exception as exc:  # ImportError or whatever the package raised while importing
         refusal.check(
             [
@@ -200,6 +223,7 @@ def _register(
     environ: Mapping[str, str] | None,
     secrets: Mapping[str, str] | None,
     schema_checked: bool = False,
+    code: CodeDigest | None = None,
 ) -> SdkDriver:
     driver_id = data.get("id") if isinstance(data.get("id"), str) else None
     refusal = _Refusal(str(path) if path else None, positions, driver_id)
@@ -218,7 +242,7 @@ def _register(
     held.update(secrets or {})
     refusal.secrets = list(held.values())
     bases = [b for b in (driver_dir, workspace, Path.cwd()) if b is not None]
-    report = _import(data, bases, refusal)
+    report = _import(data, bases, refusal, code.sources if code is not None else None)
     make = _client_factory(compiled, held)
     with active(
         Policy.watch()
@@ -325,8 +349,13 @@ def load_driver(
     workspace: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     secrets: Mapping[str, str] | None = None,
+    code: CodeDigest | None = None,
 ) -> SdkDriver:
-    """Load and register a DRIVER.md (or its folder). Diagnostics are located at file:line:col."""
+    """Load and register a DRIVER.md (or its folder). Diagnostics are located at file:line:col.
+
+    `code`: the driver's code digest, just compared with its pin: the
+    package is then imported only from the files it digested, with the
+    bytes it digested (else `package_code_unpinned`)."""
     file = Path(path)
     if file.is_dir():
         file = file / "DRIVER.md"
@@ -345,4 +374,5 @@ def load_driver(
         environ=environ,
         secrets=secrets,
         schema_checked=True,
+        code=code,
     )

@@ -127,7 +127,9 @@ class SkillStore:
             files[CODE_PINS_FILE] = pins
         if target.exists():
             return self._existing(target, files), False
-        self._check_label(frozen)
+        stored = self.versions_of(frozen.name)
+        _check_label(frozen, stored)
+        _check_publisher(frozen, stored)
         versions.mkdir(parents=True, exist_ok=True)
         # meta.json is an unsigned index, rebuilt from the signed statement;
         # nothing reads it for a decision (see _entry).
@@ -184,6 +186,13 @@ class SkillStore:
                 f"cannot write {folder / name}: {exc.strerror or exc}",
             ) from None
 
+    def versions_of(self, name: str) -> list[StoredVersion]:
+        """The stored versions of `name` (damaged ones included), unverified."""
+        versions = self.root / name / "versions"
+        if not SKILL_NAME.match(name) or not versions.is_dir():
+            return []
+        return [self._entry(path) for path in sorted(versions.iterdir()) if path.name[0] != "."]
+
     def list(self) -> list[StoredVersion]:
         if not self.root.is_dir():
             return []
@@ -239,18 +248,6 @@ class SkillStore:
             )
         return matches[0]
 
-    def _check_label(self, frozen: FrozenPlan) -> None:
-        if frozen.version is None:
-            return
-        for entry in self.list():
-            if entry.name == frozen.name and entry.version == frozen.version:
-                raise FlightPlanError(
-                    "store.version_conflict",
-                    f"{frozen.name}@{frozen.version} is already frozen with other content "
-                    f"({entry.content_hash})",
-                    hint="frozen versions are immutable: choose a new --version",
-                )
-
     def _existing(self, target: Path, files: dict[str, bytes]) -> StoredVersion:
         for name, raw in files.items():
             path = target / name
@@ -292,6 +289,42 @@ class SkillStore:
             frozen_at=_opt(meta.get("frozenAt")),
             damaged=not meta,
         )
+
+
+def _check_label(frozen: FrozenPlan, stored: list[StoredVersion]) -> None:
+    if frozen.version is None:
+        return
+    for entry in stored:
+        if entry.version == frozen.version:
+            raise FlightPlanError(
+                "store.version_conflict",
+                f"{frozen.name}@{frozen.version} is already frozen with other content "
+                f"({entry.content_hash})",
+                hint="frozen versions are immutable: choose a new --version",
+            )
+
+
+def publisher_label(publisher: str | None) -> str:
+    return publisher if publisher is not None else "(no publisher)"
+
+
+def _check_publisher(frozen: FrozenPlan, stored: list[StoredVersion]) -> None:
+    """One publisher per name: a second would make the name's first trust on
+    another machine a matter of which version it verifies first."""
+    for entry in stored:
+        if not entry.damaged and entry.publisher != frozen.publisher:
+            raise FlightPlanError(
+                "store.publisher_conflict",
+                f"{frozen.name} is already stored under {publisher_label(entry.publisher)}"
+                f" ({entry.version or entry.content_hash}); this version is published as"
+                f" {publisher_label(frozen.publisher)}",
+                hint="a name has one publisher in a store: freeze it under another plan name,"
+                + (
+                    " or without --publisher as the stored versions were"
+                    if entry.publisher is None
+                    else f" or with --publisher {entry.publisher} as the stored versions were"
+                ),
+            )
 
 
 def _opt(value: object) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,11 +76,29 @@ class TrustState:
         explicit_version: bool,
         allow_rollback: bool = False,
         repin: bool = False,
+        rivals: Callable[[], Collection[str]] = tuple,
     ) -> TrustDecision:
-        """Refuse a changed owner or a rollback; else remember what was verified."""
+        """Refuse a changed owner or a rollback; else remember what was verified.
+
+        On a first trust, `rivals()` names the other publishers the store holds
+        this name under: with any, nobody can tell which one is the name's
+        own, so nothing is pinned (`verify.publisher_conflict`) unless `repin`
+        says the user decided."""
         with self._lock():
             records = self._read()
             known = records.get(name)
+            if known is None and not repin:
+                others = sorted(rivals())
+                if others:
+                    raise FlightPlanError(
+                        "verify.publisher_conflict",
+                        f"{name} has never been verified here, and the store holds it under"
+                        f" {', '.join(others)} besides this version's {owner}: nothing is"
+                        " trusted",
+                        hint="ask the plan's publisher which is theirs; then run 'flightdeck"
+                        f" verify {name}@VERSION --repin' on one of their versions (or remove"
+                        " the other versions from the store: flightdeck skills list)",
+                    )
             if known is None or repin:
                 record = TrustRecord(name, owner, version, content_hash, signing_time())
                 records[name] = record
@@ -102,8 +121,9 @@ class TrustState:
                     "verify.rollback",
                     f"{name}@{version or content_hash} is not the newest verified version "
                     f"({known.version} {known.content_hash})",
-                    hint=f"the newer version may have been removed; to run this one anyway ask "
-                    f"for it as {name}@{version} with --allow-rollback",
+                    hint=f"the newer version may have been removed; to use this one anyway: "
+                    f"flightdeck verify {name}@{version} --allow-rollback (or launch"
+                    f" {name}@{version} --allow-rollback)",
                 )
             if _older(known.version, version) or known.version is None:
                 record = TrustRecord(name, owner, version, content_hash, known.pinned_at)

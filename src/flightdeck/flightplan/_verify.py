@@ -43,6 +43,7 @@ from flightdeck.flightplan._store import (
     SIGNATURE_FILE,
     SKILL_FILE,
     SkillStore,
+    publisher_label,
 )
 from flightdeck.flightplan._trust import TrustState, owner_of
 
@@ -204,6 +205,7 @@ def verify_plan(
         explicit_version=requested is not None and requested[1] is not None,
         allow_rollback=allow_rollback,
         repin=repin,
+        rivals=lambda: _rivals(store or SkillStore(), plan.name or "", lock.publisher),
     )
     return VerifiedPlan(
         first_trust=decision.first,
@@ -218,6 +220,16 @@ def verify_plan(
         signer_key_id=signer,
         path=skill,
     )
+
+
+def _rivals(store: SkillStore, name: str, publisher: str | None) -> set[str]:
+    """The other publishers the store holds `name` under, as their statements
+    say (unverified: a forged one can only make verify refuse, never accept)."""
+    return {
+        publisher_label(entry.publisher)
+        for entry in store.versions_of(name)
+        if not entry.damaged and entry.publisher != publisher
+    }
 
 
 def _read_signature(path: Path) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from flightdeck.drivers import (
 from flightdeck.flightplan import CodePin, FlightPlan
 from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._invoker import ActionCall, ActionFailed, ActionInfo
-from flightdeck.launch._pins import changed, digest_for_freeze, pin_for, refused
+from flightdeck.launch._pins import changed, compare, digest_for_freeze, pin_for, refused
 from flightdeck.launch._secrets import CREDENTIAL_SECRET
 
 _TRANSIENT = ("TimeoutError", "ConnectionError", "TransientError", "Timeout")
@@ -184,18 +184,23 @@ class DriverInvoker:
         if key not in self._drivers:
             path = self._path(connector)
             pin = self._pins.get(connector)
-            # Checked again right before the import: the code may have been
-            # edited while earlier steps ran.
-            difference = changed(pin, path, self.workspace) if pin is not None else None
-            if pin is not None and difference is not None:
-                raise refused(pin, difference)
+            code = None
+            if pin is not None:
+                # Checked again right before the import: the code may have
+                # been edited while earlier steps ran. The import then reads
+                # only the files this check digested, with those bytes.
+                code, difference = compare(pin, path, self.workspace)
+                if difference is not None:
+                    raise refused(pin, difference)
             document = load_document(path, kind=DocumentKind.DRIVER).document
             secrets = _placed(connector, _secret_names(document.data if document else {}), call)
             try:
                 self._drivers[key] = load_driver(
-                    path, workspace=self.workspace, environ={}, secrets=secrets
+                    path, workspace=self.workspace, environ={}, secrets=secrets, code=code
                 )
             except DriverError as exc:
+                if pin is not None and exc.code == "package_code_unpinned":
+                    raise refused(pin, exc.message) from None
                 raise LaunchError(
                     "action.driver_refused", f"driver {connector} was refused: {exc.message}"
                 ) from None

@@ -115,6 +115,9 @@ class Runtime:
     store: SkillStore | None = None
     keyring: Keyring | None = None
     expected_key: bytes | None = None  # `launch --key PUB`: the signer must be this key
+    # `launch NAME@VERSION --allow-rollback`: run a version older than the
+    # newest verified (verify's rule: only when the version is named).
+    allow_rollback: bool = False
     trust: TrustState | None = None  # default: data_dir()/trust.json
     engine: RunEngine | None = None  # None: the scheduler walks the graph in this process
 
@@ -138,6 +141,7 @@ def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> Verif
             keyring=runtime.keyring,
             key=runtime.expected_key,
             trust=runtime.trust,
+            allow_rollback=runtime.allow_rollback,
         )
     except FlightPlanError as exc:
         hint = exc.hint

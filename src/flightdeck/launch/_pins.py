@@ -55,10 +55,20 @@ def pin_for(driver: str, tool: str, root: str, location: str, code: CodeDigest) 
 def changed(pin: CodePin, file: Path, workspace: Path) -> str | None:
     """None when the code behind `pin` is what was frozen; else what changed,
     naming the first changed, added or removed file."""
+    return compare(pin, file, workspace)[1]
+
+
+def compare(pin: CodePin, file: Path, workspace: Path) -> tuple[CodeDigest | None, str | None]:
+    """The code digest now (None when it cannot be computed), and what
+    differs from `pin` (None when nothing does)."""
     try:
         now = driver_code(file, workspace)
     except CodeDigestError as exc:
-        return exc.message
+        return None, exc.message
+    return now, _difference(pin, now)
+
+
+def _difference(pin: CodePin, now: CodeDigest) -> str | None:
     if now.digest == pin.digest:
         return None
     for name in sorted({*pin.files, *now.files}, key=lambda n: n.encode("utf-8")):

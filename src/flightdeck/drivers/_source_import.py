@@ -1,0 +1,217 @@
+"""Importing a driver's package from its source files, never from bytecode.
+
+Python's import runs `__pycache__/<module>.cpython-311.pyc` instead of the
+source when it believes the two agree: a timestamp pyc whose recorded
+mtime and size match the source, or an unchecked hash-based pyc without
+looking at the source at all. A sourceless `module.pyc` beside the package
+is imported too. Code pins digest the sources (bytecode is left out, the
+interpreter writes it), so a planted pyc would run code no pin covers.
+
+So the modules of a driver's package are found here (a finder first on
+`sys.meta_path`, for the package's names only) and compiled from the
+`.py` bytes just read; bytecode is neither read nor written, and
+sourceless `.pyc` files are never imported. With `checked` (resolved path
+-> `sha256:<hex>`: the files of the code-pin check that has just passed),
+every module file must be one of those files with those bytes, so what is
+compiled is what the pin checked; anything else is `UnpinnedModule`.
+
+Which names a claim covers: for a workspace-local package (imported as
+`flightdeck_local_<id>`), the package and everything under it. For an
+installed distribution, the module the driver names and its parents
+(each must come from a checked file, or be a namespace folder, which runs
+no code), and everything under any package of the distribution loaded
+here. A name under a shared namespace that belongs to another distribution
+(`google.protobuf` beside a pinned `google.cloud.storage`) is left to the
+normal import: other installed packages are not part of the pin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import CodeType, ModuleType
+from typing import Any
+
+DIGEST_PREFIX = "sha256:"
+
+
+class UnpinnedModule(ImportError):
+    """A module file its code pin did not check, or whose bytes changed since."""
+
+
+def _check(path: str, raw: bytes | None, checked: Mapping[str, str] | None) -> str:
+    """The digest of `raw` (or of the file), after checking it against `checked`."""
+    if raw is None:
+        with open(path, "rb") as handle:  # an extension module, hashed before it is loaded
+            raw = handle.read()
+    digest = DIGEST_PREFIX + hashlib.sha256(raw).hexdigest()
+    if checked is not None:
+        expected = checked.get(os.path.realpath(path))
+        if expected is None:
+            raise UnpinnedModule(f"{path} is not among the files its code pin checked")
+        if expected != digest:
+            raise UnpinnedModule(f"{path} changed after its code pin was checked")
+    return digest
+
+
+class SourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the `.py` bytes it reads; never touches `__pycache__`."""
+
+    def __init__(self, fullname: str, path: str, checked: Mapping[str, str] | None = None):
+        super().__init__(fullname, path)
+        self.checked = checked
+        self.digest: str | None = None  # of the bytes compiled
+
+    def get_code(self, fullname: str) -> CodeType:
+        path = self.get_filename(fullname)
+        raw = self.get_data(path)
+        self.digest = _check(path, raw, self.checked)
+        return compile(raw, path, "exec", dont_inherit=True)
+
+
+class _ExtensionLoader(importlib.machinery.ExtensionFileLoader):
+    """An extension module of the package, loaded only after its bytes are checked."""
+
+    def __init__(self, fullname: str, path: str, checked: Mapping[str, str] | None = None):
+        super().__init__(fullname, path)
+        self.checked = checked
+        self.digest: str | None = None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        self.digest = _check(self.path, None, self.checked)
+        return super().create_module(spec)
+
+
+def loader_for(fullname: str, path: str, checked: Mapping[str, str] | None) -> importlib.abc.Loader:
+    """The loader of a package's first module: source or extension, never bytecode."""
+    if path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        return _ExtensionLoader(fullname, path, checked)
+    if path.endswith(tuple(importlib.machinery.SOURCE_SUFFIXES)):
+        return SourceLoader(fullname, path, checked)
+    raise ImportError(f"{path} is neither Python source nor an extension module")
+
+
+@dataclass
+class _Claim:
+    names: frozenset[str]  # exact names that must come from here (the entry and its parents)
+    checked: Mapping[str, str] | None
+    prefixes: set[str] = field(default_factory=set)  # packages whose whole tree is claimed
+    finders: dict[str, importlib.machinery.FileFinder] = field(default_factory=dict)
+
+    def covers(self, fullname: str) -> bool:
+        if fullname in self.names:
+            return True
+        parts = fullname.split(".")
+        return any(".".join(parts[:end]) in self.prefixes for end in range(1, len(parts) + 1))
+
+    def finder(self, entry: str) -> importlib.machinery.FileFinder:
+        if entry not in self.finders:
+            checked = self.checked
+
+            def source(fullname: str, path: str) -> SourceLoader:
+                return SourceLoader(fullname, path, checked)
+
+            def extension(fullname: str, path: str) -> _ExtensionLoader:
+                return _ExtensionLoader(fullname, path, checked)
+
+            # Extensions before sources, as the normal import orders them; no
+            # bytecode loader at all.
+            details: Any = (
+                (extension, importlib.machinery.EXTENSION_SUFFIXES),
+                (source, importlib.machinery.SOURCE_SUFFIXES),
+            )
+            self.finders[entry] = importlib.machinery.FileFinder(entry, *details)
+        return self.finders[entry]
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    def __init__(self) -> None:
+        self.claims: dict[str, _Claim] = {}  # by top-level name
+        self.lock = threading.Lock()
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        claim = self.claims.get(fullname.partition(".")[0])
+        if claim is None or not claim.covers(fullname):
+            return None
+        entries = list(path) if path is not None else [e for e in sys.path if isinstance(e, str)]
+        portions: list[str] = []
+        for entry in entries:
+            spec = claim.finder(entry or os.getcwd()).find_spec(fullname)
+            if spec is None:
+                continue
+            if spec.loader is None:  # a folder without __init__: a namespace portion
+                portions.extend(spec.submodule_search_locations or ())
+                continue
+            origin = spec.origin or ""
+            if claim.checked is not None and os.path.realpath(origin) not in claim.checked:
+                raise UnpinnedModule(
+                    f"{fullname} would be imported from {origin}, which its code pin did not check",
+                    name=fullname,
+                )
+            if spec.submodule_search_locations is not None:
+                claim.prefixes.add(fullname)
+            return spec
+        if portions:
+            # Built here, not left to the normal import, which would look for
+            # a sourceless .pyc of that name too.
+            namespace = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+            namespace.submodule_search_locations = portions
+            return namespace
+        raise ModuleNotFoundError(f"No module named {fullname!r} (from source)", name=fullname)
+
+
+_FINDER = _SourceFinder()
+
+
+def claim(
+    top: str, names: Sequence[str], checked: Mapping[str, str] | None, *, whole: bool
+) -> None:
+    """Import `names` (and, with `whole`, everything under `top`) from source,
+    from the files of `checked` when given. Replaces an earlier claim of `top`."""
+    with _FINDER.lock:
+        _FINDER.claims[top] = _Claim(frozenset(names), checked, prefixes={top} if whole else set())
+        if _FINDER not in sys.meta_path:
+            sys.meta_path.insert(0, _FINDER)
+
+
+def release(top: str) -> None:
+    """Leave `top` to the normal import again (an import that promises no pin)."""
+    with _FINDER.lock:
+        _FINDER.claims.pop(top, None)
+
+
+def _namespace(module: ModuleType | None) -> bool:
+    spec = getattr(module, "__spec__", None)
+    return (
+        spec is not None
+        and spec.origin in (None, "namespace")
+        and spec.submodule_search_locations is not None
+    )
+
+
+def stale(top: str, names: Sequence[str], checked: Mapping[str, str]) -> str | None:
+    """An already-imported module that did not come from the bytes `checked`
+    holds (imported before, perhaps from bytecode), or None. Every module under
+    `top` counts, except, when `top` is a namespace shared with other
+    distributions, modules from files outside `checked` that are not `names`."""
+    shared = _namespace(sys.modules.get(top))
+    for name, module in list(sys.modules.items()):
+        if (name != top and not name.startswith(top + ".")) or _namespace(module):
+            continue
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None)
+        expected = checked.get(os.path.realpath(origin)) if isinstance(origin, str) else None
+        if expected is None and shared and name not in names:
+            continue
+        loader = getattr(spec, "loader", None)
+        if not isinstance(loader, (SourceLoader, _ExtensionLoader)) or loader.digest != expected:
+            return name
+    return None
