@@ -15,6 +15,7 @@ import os
 import queue
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,8 @@ def allow_all(request: dict[str, Any]) -> dict[str, Any] | None:
 class RawAgent:
     def __init__(self, env: dict[str, str], *args: str) -> None:
         full = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_BASE_URL"}
+        # The agent's FLIGHTDECK_HOME: a workspace is trusted in its config.
+        self.home = Path(env["FLIGHTDECK_HOME"]) if "FLIGHTDECK_HOME" in env else None
         self.proc = subprocess.Popen(
             [FLIGHTDECK, "agent", "--acp", *args],
             stdin=subprocess.PIPE,
@@ -82,6 +85,16 @@ class RawAgent:
     @property
     def stderr(self) -> str:
         return b"".join(self._stderr).decode(errors="replace")
+
+    def saw(self, text: str, limit: float = 15.0) -> bool:
+        """Whether `text` reaches stderr: the agent writes a line there before
+        the answer that follows it on stdout, but another thread reads it."""
+        deadline = time.monotonic() + limit  # a bound on a hang, not a timing check
+        while text not in self.stderr:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def write(self, data: bytes) -> None:
         assert self.proc.stdin is not None

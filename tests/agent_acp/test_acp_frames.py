@@ -46,8 +46,8 @@ def server() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def ws(tmp_path: Path, server: FakeLLMServer) -> Path:
-    return workspace(tmp_path / "ws", server)
+def ws(tmp_path: Path, server: FakeLLMServer, agent: RawAgent) -> Path:
+    return workspace(tmp_path / "ws", server, home=agent.home)
 
 
 def _session(agent: RawAgent, ws: Path) -> str:
@@ -90,9 +90,7 @@ def test_a_malformed_answer_to_a_permission_request_denies_the_call(
     assert not (ws / "a.txt").exists()
     [result] = _tool_results(server, 1)
     assert result["is_error"] and "malformed" in result["content"][0]["text"]
-    assert "dropped: the client's answer to session/request_permission is malformed" in (
-        agent.stderr
-    )
+    assert agent.saw("dropped: the client's answer to session/request_permission is malformed")
     _alive(agent)
 
 
@@ -101,9 +99,9 @@ def test_answers_to_no_pending_request_are_named_on_stderr_and_dropped(agent: Ra
     agent.send({"jsonrpc": "2.0", "id": "x9", "error": "boom"})
     agent.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "huh"}})
     _alive(agent)  # the next message is this answer: nothing was written for them
-    assert "dropped a response to no pending request (id 424242)" in agent.stderr
-    assert "dropped a response to no pending request (id 'x9')" in agent.stderr
-    assert "the client reported an error: 'huh'" in agent.stderr
+    assert agent.saw("dropped a response to no pending request (id 424242)")
+    assert agent.saw("dropped a response to no pending request (id 'x9')")
+    assert agent.saw("the client reported an error: 'huh'")
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
@@ -142,13 +140,14 @@ def test_an_id_that_is_not_a_string_an_integer_or_null_is_an_invalid_request(
 
 
 def test_a_boolean_id_never_answers_the_request_it_equals(
-    server: FakeLLMServer, ws: Path, tmp_path: Path
+    agent: RawAgent, server: FakeLLMServer, ws: Path
 ) -> None:
     """In Python `False == 0`: an answer with `"id": false` was taken as the
     answer to the agent's request 0 (its first, in a new process). It is an
     invalid message; the request waits for a real answer, which decides."""
     server.add(Turn(tool_calls=[ToolCall("Write", {"file_path": "a.txt", "content": "x"})]))
-    env = {"ANTHROPIC_API_KEY": "test", "FLIGHTDECK_HOME": str(tmp_path / "home")}
+    # A process of its own (its first request is 0), in the home that trusts `ws`.
+    env = {"ANTHROPIC_API_KEY": "test", "FLIGHTDECK_HOME": str(agent.home)}
     fresh = RawAgent(env, "--provider", "anthropic")
     try:
         sid = _session(fresh, ws)
@@ -235,7 +234,7 @@ def test_a_file_answer_over_the_line_limit_fails_the_read_which_asks_for_its_win
     and its request used to stay pending (the turn hung). Now it fails, and
     Read asks for its window only (`line`, `limit`); a window still too
     large, and an Edit of such a file, are tool errors."""
-    ws = workspace(tmp_path / "ws", server, 'mode = "yolo"\n')
+    ws = workspace(tmp_path / "ws", server, 'mode = "yolo"\n', home=agent.home)
     big = ws / "big.log"
     big.write_text("on disk\n")
     read = ToolCall("Read", {"file_path": "big.log", "offset": 5, "limit": 3})
@@ -276,7 +275,7 @@ def test_a_file_answer_over_the_line_limit_fails_the_read_which_asks_for_its_win
     [edit_result] = _tool_results(server, 3)
     assert edit_result["is_error"]
     assert "too large to edit through the client" in edit_result["content"][0]["text"]
-    assert "failed 1 pending request(s)" in agent.stderr
+    assert agent.saw("failed 1 pending request(s)")
     _alive(agent)
 
 
