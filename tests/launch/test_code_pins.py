@@ -329,6 +329,9 @@ def test_a_driver_library_is_pinned_relative_to_the_library(ws: Path) -> None:
     (ws / "packages").rename(shared / "packages")
     (ws / ".tools").rename(shared / ".tools")
     (ws / "flightdeck.toml").write_text(f'[launch]\ndriver_libraries = ["{shared / "libs"}"]\n')
+    from flightdeck.config import set_trust
+
+    set_trust(ws)  # the workspace names where code is imported from
     [pin] = _freeze(ws)["codePins"]
     assert (pin["root"], pin["location"]) == ("library", "greeter/DRIVER.md")
     invoker = code_resolver(ws)

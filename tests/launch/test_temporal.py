@@ -468,6 +468,9 @@ def test_cli_workers_and_launch(server: str, tmp_path: Path) -> None:
         f'[temporal]\nexecutor = "temporal"\naddress = "{server}"\ntask_queue = "cli"\n'
     )
     workspace = ["--workspace", str(tmp_path)]
+    # The workspace names the cluster: the user trusts it first (docs/launch.md).
+    trusted = [FD, "config", "trust", str(tmp_path)]
+    subprocess.run(trusted, env=env, capture_output=True, timeout=60, check=True)
     worker = subprocess.Popen(
         [FD, "worker", *workspace], env=env, stderr=subprocess.PIPE, text=True
     )

@@ -249,6 +249,7 @@ def test_runs_approve_finds_the_cluster_without_the_flag(site: Site, tmp_path: P
     elsewhere = _held(site, text)
     (tmp_path / "flightdeck.toml").write_text(f'[temporal]\naddress = "{site.address}"\n')
     other = {**site.env, "FLIGHTDECK_HOME": str(tmp_path / "other-home")}
+    assert site.fd("config", "trust", str(tmp_path), env=other).returncode == 0
     approved = site.fd("runs", "approve", elsewhere, "write", env=other, cwd=tmp_path)
     assert approved.returncode == 0, approved.stderr
     # From the launcher's machine: the run's record names its cluster, even

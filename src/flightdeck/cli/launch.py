@@ -371,7 +371,9 @@ def launch(
             # where the configuration sends new runs.
             temporal = route_run(
                 runtime.journal.run(resume) if resume else None,
-                configured_temporal(workspace.resolve()),
+                configured_temporal(
+                    workspace.resolve(), executor=executor, address=temporal_address
+                ),
                 executor=executor,
                 address=temporal_address,
                 task_queue=task_queue,

@@ -60,6 +60,9 @@ def worker(
     try:
         temporal = configured_temporal(
             workspace.resolve(),
+            # A worker always goes to the address: an untrusted workspace's
+            # own is refused, not dropped.
+            executor="temporal",
             address=address,
             task_queue=task_queue,
             namespace=namespace,

@@ -49,9 +49,66 @@ def _config(workspace: Path) -> Any:
         raise LaunchError(exc.code, str(exc)) from None
 
 
+# What a workspace's own `flightdeck.toml` may decide only when the user
+# trusts the workspace (`flightdeck.config.decide_trust`): where the user's
+# LLM key and a launch's plan and inputs are sent, which files audit records
+# are appended to, which folders' Python code is imported. A cloned
+# repository writes that file; launching one of its plans must not send the
+# user's key to its server. Everything else in the file is taken as written.
+GUARDED = {
+    "llm.base_url": "where the llm-seam's requests, and the API key, are sent",
+    "temporal.address": "the Temporal cluster a new launch sends its plan and inputs to",
+    "audit.sinks": "files audit records are appended to",
+    "launch.driver_libraries": "folders whose Python code is imported",
+}
+
+
+def _untrusted(config: Any, workspace: Path, keys: tuple[str, ...]) -> list[str]:
+    """The keys of `keys` the workspace's own file sets when the user does
+    not trust the workspace (none when it is trusted)."""
+    named = [key for key in keys if _sets(config.project, key)]
+    if not named:
+        return []
+    from flightdeck.config import decide_trust
+
+    return [] if decide_trust(workspace).trusted else named
+
+
+def _guard(config: Any, workspace: Path, keys: tuple[str, ...]) -> None:
+    """Refuse the keys of `keys` that an untrusted workspace's own file sets
+    (`workspace.untrusted`)."""
+    named = _untrusted(config, workspace, keys)
+    if named:
+        raise _refusal(workspace, named)
+
+
+def _refusal(workspace: Path, named: list[str]) -> LaunchError:
+    from flightdeck.config import UNTRUSTED
+
+    listed = "; ".join(
+        f"[{key.rsplit('.', 1)[0]}] {key.rsplit('.', 1)[1]} ({GUARDED[key]})" for key in named
+    )
+    return LaunchError(
+        UNTRUSTED,
+        f"{workspace / 'flightdeck.toml'} sets {listed}, and this workspace is not trusted",
+        hint=f"if you wrote it or have read it: flightdeck config trust {workspace}"
+        " (or move the setting to your own config.toml, or pass it as a flag)",
+    )
+
+
+def _sets(data: Any, dotted: str) -> bool:
+    for part in dotted.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
+
+
 def configured_settings(workspace: Path, **overrides: Any) -> StepSettings:
     """Step settings: explicit overrides (CLI flags), then the config files."""
     config = _config(workspace)
+    if overrides.get("llm_base_url") is None:
+        _guard(config, workspace, ("llm.base_url",))
     values: dict[str, Any] = {
         "workspace": str(workspace),
         "llm_provider": config.get("llm.provider"),
@@ -125,6 +182,9 @@ class TemporalSettings:
 
 
 def configured_temporal(workspace: Path, **overrides: Any) -> TemporalSettings:
+    """Flags (`overrides`) first, then `[temporal]`. An untrusted workspace's
+    own `address` is refused when a new launch would go there (the executor
+    is temporal) and otherwise not used (the user's own file's, if any)."""
     config = _config(workspace)
     values: dict[str, Any] = {}
     for key in ("executor", "address", "task_queue", "tool_task_queue", "namespace"):
@@ -143,6 +203,11 @@ def configured_temporal(workspace: Path, **overrides: Any) -> TemporalSettings:
                 _invalid(config, key, "seconds from 1 to 86400", seconds, table="temporal")
             values[key] = float(seconds)
     values.update({key: value for key, value in overrides.items() if value is not None})
+    if overrides.get("address") is None and _untrusted(config, workspace, ("temporal.address",)):
+        if values.get("executor") == "temporal":
+            raise _refusal(workspace, ["temporal.address"])
+        mine = config.user.get("temporal", {})
+        values["address"] = mine.get("address") if isinstance(mine, dict) else None
     return TemporalSettings(**values)
 
 
@@ -153,11 +218,14 @@ def _libraries(config: Any) -> list[Path]:
 def code_resolver(workspace: Path) -> DriverInvoker:
     """What freeze pins action refs with: the drivers launch would resolve in
     this workspace (`.drivers/`, then `[launch] driver_libraries`)."""
-    return DriverInvoker(workspace, _libraries(_config(workspace)))
+    config = _config(workspace)
+    _guard(config, workspace, ("launch.driver_libraries",))
+    return DriverInvoker(workspace, _libraries(config))
 
 
 def configured_runtime(workspace: Path) -> Runtime:
     config = _config(workspace)
+    _guard(config, workspace, ("launch.driver_libraries", "audit.sinks"))
     libraries = _libraries(config)
     sinks = config.get("audit.sinks", {}) or {}
     return Runtime(
