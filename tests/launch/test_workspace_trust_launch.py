@@ -67,3 +67,15 @@ def test_an_address_a_local_launch_does_not_use_is_not_refused(tmp_path: Path) -
     )
     code, out = _launch(ws, plan)
     assert code == 0, out
+
+
+def test_a_cluster_flag_is_not_refused_for_the_workspace_s_address(tmp_path: Path) -> None:
+    """`--temporal` names the cluster: the workspace's address is not read,
+    so the launch goes on to that cluster (nothing listens there: it is
+    `temporal.unavailable`, not `workspace.untrusted`)."""
+    ws, plan = _workspace(tmp_path)
+    (ws / "flightdeck.toml").write_text(CASES["temporal"])
+    code, out = _launch(ws, plan, "--temporal", "127.0.0.1:9")
+    assert code == 1, out
+    error = out["error"]
+    assert isinstance(error, dict) and error["code"] == "temporal.unavailable", error
