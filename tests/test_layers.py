@@ -67,3 +67,55 @@ def test_imports_point_one_way() -> None:
             for target in _imports(path) - permitted:
                 wrong.append(f"{path.relative_to(SRC)} imports flightdeck.{target}")
     assert wrong == []
+
+
+# Inside a package split into sub-packages: which of its parts each part may
+# import. A part is a sub-package (`launch.image`) or the package's own
+# top-level modules and `__init__` (`launch`). A part may always import itself.
+INSIDE: dict[str, dict[str, set[str]]] = {}
+
+
+def _part(package: str, dotted: str) -> str:
+    """`flightdeck.launch.image._pull` -> `launch.image`; a top module or the
+    package itself -> `launch`."""
+    parts = dotted.split(".")[1:]  # drop "flightdeck"
+    if len(parts) >= 2 and not parts[1].startswith("_"):
+        return f"{parts[0]}.{parts[1]}"
+    return parts[0]
+
+
+def _inner_imports(path: Path, package: str) -> set[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            if name.startswith(f"flightdeck.{package}.") or name == f"flightdeck.{package}":
+                found.add(_part(package, name))
+    return found
+
+
+def test_every_sub_package_has_its_imports_declared() -> None:
+    missing: list[str] = []
+    for package, parts in INSIDE.items():
+        for child in sorted((SRC / package).iterdir()):
+            if child.is_dir() and (child / "__init__.py").exists():
+                if f"{package}.{child.name}" not in parts:
+                    missing.append(f"{package}.{child.name}")
+    assert missing == [], "declare the sub-package in INSIDE"
+
+
+def test_sub_packages_import_as_declared() -> None:
+    wrong: list[str] = []
+    for package, parts in INSIDE.items():
+        for path in sorted((SRC / package).rglob("*.py")):
+            dotted = ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
+            part = _part(package, dotted)
+            permitted = parts.get(part, set()) | {part}
+            for target in sorted(_inner_imports(path, package) - permitted):
+                wrong.append(f"{path.relative_to(SRC)} ({part}) imports {target}")
+    assert wrong == []
