@@ -103,9 +103,9 @@ def test_every_sub_package_has_its_imports_declared() -> None:
     missing: list[str] = []
     for package, parts in INSIDE.items():
         for child in sorted((SRC / package).iterdir()):
-            if child.is_dir() and (child / "__init__.py").exists():
-                if f"{package}.{child.name}" not in parts:
-                    missing.append(f"{package}.{child.name}")
+            name = f"{package}.{child.name}"
+            if child.is_dir() and (child / "__init__.py").exists() and name not in parts:
+                missing.append(name)
     assert missing == [], "declare the sub-package in INSIDE"
 
 
