@@ -1,6 +1,6 @@
 """A small mutation pass (not run in CI).
 
-    .venv/bin/python scripts/mutate.py src/flightdeck/flightplan/_trust.py \
+    .venv/bin/python scripts/mutate.py src/flightdeck/flightplan/signing/_trust.py \
         tests/flightplan/test_trust_chain.py [more test files...]
 
 Applies one mutant at a time to the module (a flipped comparison, a dropped

@@ -14,7 +14,7 @@ from flightdeck.flightplan import KeyPair
 from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, jcs, sha256_tag
 from flightdeck.flightplan._emit import emit_skill
 from flightdeck.flightplan._freeze import make_statement
-from flightdeck.flightplan._signing import key_id, load_private_key, public_pem, sign
+from flightdeck.flightplan.signing._signing import key_id, load_private_key, public_pem, sign
 
 Edit = Callable[[dict[str, Any]], None]  # changes the frontmatter in place
 

@@ -9,7 +9,7 @@ import multiprocessing
 from pathlib import Path
 
 from flightdeck.flightplan import Keyring, generate_keys
-from flightdeck.flightplan._trust import TrustState
+from flightdeck.flightplan.signing._trust import TrustState
 
 WRITERS = 12
 

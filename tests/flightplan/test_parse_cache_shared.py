@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.flightplan import StepGraph, load_plan
-from flightdeck.flightplan._models import FlightPlan
 from flightdeck.flightplan._parsed import clear as clear_parse_cache
-from flightdeck.flightplan._read import read_plan
+from flightdeck.flightplan.model._models import FlightPlan
+from flightdeck.flightplan.model._read import read_plan
 
 
 def _write(folder: Path, steps: list[dict[str, Any]]) -> Path:
@@ -183,7 +183,7 @@ def test_a_launch_does_not_change_what_the_next_launch_sees(tmp_path: Path) -> N
 
 
 def test_stamps_of_other_data_are_not_used(tmp_path: Path) -> None:
-    from flightdeck.flightplan._read import read_again, step_stamp
+    from flightdeck.flightplan.model._read import read_again, step_stamp
 
     steps = [
         {"id": "a", "kind": "transform", "bindings": {"x": "inputs.seed"}, "outputs": ["v"]},

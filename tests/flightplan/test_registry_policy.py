@@ -15,7 +15,11 @@ import httpx
 import pytest
 
 from flightdeck.flightplan import FlightPlanError, OciResolver, parse_image_ref
-from flightdeck.flightplan._registry_http import MAX_REDIRECTS, TOKEN_LIMIT, RegistryRefused
+from flightdeck.flightplan.registry._registry_http import (
+    MAX_REDIRECTS,
+    TOKEN_LIMIT,
+    RegistryRefused,
+)
 
 BLOB = "sha256:" + "a" * 64
 

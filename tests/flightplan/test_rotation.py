@@ -22,7 +22,7 @@ from flightdeck.flightplan import (
 )
 from flightdeck.flightplan._canonical import jcs
 from flightdeck.flightplan._emit import emit_skill
-from flightdeck.flightplan._trust import TrustState
+from flightdeck.flightplan.signing._trust import TrustState
 from tests.flightplan._plans import example_body, example_data
 
 NAME = "weekly-metrics-digest"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flightdeck.flightplan._secrets import (
+from flightdeck.flightplan.lint._secrets import (
     _DIGEST,
     _ENTROPY_BITS,
     _PREFIXES,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flightdeck.flightplan._secrets import (
+from flightdeck.flightplan.lint._secrets import (
     _exempt,
     is_secret_key,
     looks_like_credential,

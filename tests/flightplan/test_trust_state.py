@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from flightdeck.flightplan import FlightPlanError
-from flightdeck.flightplan._trust import TrustState
+from flightdeck.flightplan.signing._trust import TrustState
 
 
 def _code(state: TrustState, version: str | None, digest: str, **kwargs: bool) -> str:

@@ -20,7 +20,7 @@ from flightdeck.flightplan import (
     verify_plan,
 )
 from flightdeck.flightplan._emit import emit_skill
-from flightdeck.flightplan._signing import sign
+from flightdeck.flightplan.signing._signing import sign
 from tests.flightplan._plans import example_body, example_data
 
 NAME = "weekly-metrics-digest"

@@ -19,7 +19,7 @@ from flightdeck.flightplan import (
     SkillStore,
     verify_plan,
 )
-from flightdeck.flightplan._trust import TrustState
+from flightdeck.flightplan.signing._trust import TrustState
 from tests.flightplan.test_trust_chain import ACME, NAME, _freeze
 
 

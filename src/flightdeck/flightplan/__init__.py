@@ -14,124 +14,123 @@ from flightdeck._lazy import LazyNames as _LazyNames
 # submodule does not import the whole package. Helpers keep a leading
 # underscore so the public names stay exactly `__all__`.
 if _typing.TYPE_CHECKING:
-    from flightdeck.flightplan._bindings import Binding, parse_binding
     from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
-    from flightdeck.flightplan._catalog import (
+    from flightdeck.flightplan._errors import FlightPlanError
+    from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
+    from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
+    from flightdeck.flightplan._pins import CodeResolver, action_refs
+    from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
+    from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
+    from flightdeck.flightplan._sign import CoSignOutcome, cosign_version
+    from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
+    from flightdeck.flightplan.lint._lint import lint_document, lint_plan
+    from flightdeck.flightplan.model._bindings import Binding, parse_binding
+    from flightdeck.flightplan.model._catalog import (
         CatalogTool,
         builtin_transforms,
         catalog,
         resolve_version,
     )
-    from flightdeck.flightplan._errors import FlightPlanError
-    from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
-    from flightdeck.flightplan._graph import StepGraph, format_cycle
-    from flightdeck.flightplan._images import (
+    from flightdeck.flightplan.model._graph import StepGraph, format_cycle
+    from flightdeck.flightplan.model._lock import CodePin, Lock, ResolvedCapability, ResolvedImage
+    from flightdeck.flightplan.model._models import (
+        ActionRequirement,
+        Environment,
+        FlightPlan,
+        Input,
+        Output,
+        Resolution,
+        Step,
+        TrustContract,
+    )
+    from flightdeck.flightplan.model._read import read_plan
+    from flightdeck.flightplan.model._tokens import Token, substitute_inputs
+    from flightdeck.flightplan.model._tokens import scan as scan_tokens
+    from flightdeck.flightplan.registry._images import (
         ImageResolver,
         OciResolver,
         PinnedOnlyResolver,
         parse_image_ref,
     )
-    from flightdeck.flightplan._keyring import Keyring, Revocation, TrustedKey
-    from flightdeck.flightplan._lint import lint_document, lint_plan
-    from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
-    from flightdeck.flightplan._models import (
-        ActionRequirement,
-        CodePin,
-        Environment,
-        FlightPlan,
-        Input,
-        Lock,
-        Output,
-        Resolution,
-        ResolvedCapability,
-        ResolvedImage,
-        Step,
-        TrustContract,
-    )
-    from flightdeck.flightplan._passphrase import read_passphrase_fd, resolve_passphrase
-    from flightdeck.flightplan._pins import CodeResolver, action_refs
-    from flightdeck.flightplan._pipeline import FreezeOutcome, freeze_plan
-    from flightdeck.flightplan._read import read_plan
-    from flightdeck.flightplan._render import render_dot, render_graph, render_mermaid, render_svg
-    from flightdeck.flightplan._sign import CoSignOutcome, cosign_version
-    from flightdeck.flightplan._signing import (
+    from flightdeck.flightplan.registry._registry_http import RegistryRefused
+    from flightdeck.flightplan.signing._keyring import Keyring, Revocation, TrustedKey
+    from flightdeck.flightplan.signing._passphrase import read_passphrase_fd, resolve_passphrase
+    from flightdeck.flightplan.signing._signing import (
         KeyPair,
         generate_keys,
         key_id,
         load_private_key,
         load_public_key,
     )
-    from flightdeck.flightplan._store import SkillStore, StoredVersion
-    from flightdeck.flightplan._tokens import Token, substitute_inputs
-    from flightdeck.flightplan._tokens import scan as scan_tokens
-    from flightdeck.flightplan._trust import TrustState
-    from flightdeck.flightplan._verify import VerifiedPlan, locate_plan, verify_plan
+    from flightdeck.flightplan.signing._trust import TrustState
+    from flightdeck.flightplan.store._store import SkillStore, StoredVersion
 
 _LAZY: dict[str, tuple[str, str]] = {
-    "Binding": ("flightdeck.flightplan._bindings", "Binding"),
-    "parse_binding": ("flightdeck.flightplan._bindings", "parse_binding"),
+    "Binding": ("flightdeck.flightplan.model._bindings", "Binding"),
+    "parse_binding": ("flightdeck.flightplan.model._bindings", "parse_binding"),
     "PartDigests": ("flightdeck.flightplan._canonical", "PartDigests"),
     "canonical_bytes": ("flightdeck.flightplan._canonical", "canonical_bytes"),
     "content_hash": ("flightdeck.flightplan._canonical", "content_hash"),
-    "CatalogTool": ("flightdeck.flightplan._catalog", "CatalogTool"),
-    "builtin_transforms": ("flightdeck.flightplan._catalog", "builtin_transforms"),
-    "catalog": ("flightdeck.flightplan._catalog", "catalog"),
-    "resolve_version": ("flightdeck.flightplan._catalog", "resolve_version"),
+    "CatalogTool": ("flightdeck.flightplan.model._catalog", "CatalogTool"),
+    "builtin_transforms": ("flightdeck.flightplan.model._catalog", "builtin_transforms"),
+    "catalog": ("flightdeck.flightplan.model._catalog", "catalog"),
+    "resolve_version": ("flightdeck.flightplan.model._catalog", "resolve_version"),
     "FlightPlanError": ("flightdeck.flightplan._errors", "FlightPlanError"),
     "FrozenPlan": ("flightdeck.flightplan._freeze", "FrozenPlan"),
     "Signature": ("flightdeck.flightplan._freeze", "Signature"),
     "freeze_file": ("flightdeck.flightplan._freeze", "freeze_file"),
     "freeze_loaded": ("flightdeck.flightplan._freeze", "freeze_loaded"),
-    "StepGraph": ("flightdeck.flightplan._graph", "StepGraph"),
-    "format_cycle": ("flightdeck.flightplan._graph", "format_cycle"),
-    "ImageResolver": ("flightdeck.flightplan._images", "ImageResolver"),
-    "OciResolver": ("flightdeck.flightplan._images", "OciResolver"),
-    "PinnedOnlyResolver": ("flightdeck.flightplan._images", "PinnedOnlyResolver"),
-    "parse_image_ref": ("flightdeck.flightplan._images", "parse_image_ref"),
-    "Keyring": ("flightdeck.flightplan._keyring", "Keyring"),
-    "TrustedKey": ("flightdeck.flightplan._keyring", "TrustedKey"),
-    "TrustState": ("flightdeck.flightplan._trust", "TrustState"),
-    "lint_document": ("flightdeck.flightplan._lint", "lint_document"),
-    "lint_plan": ("flightdeck.flightplan._lint", "lint_plan"),
+    "StepGraph": ("flightdeck.flightplan.model._graph", "StepGraph"),
+    "format_cycle": ("flightdeck.flightplan.model._graph", "format_cycle"),
+    "ImageResolver": ("flightdeck.flightplan.registry._images", "ImageResolver"),
+    "OciResolver": ("flightdeck.flightplan.registry._images", "OciResolver"),
+    "PinnedOnlyResolver": ("flightdeck.flightplan.registry._images", "PinnedOnlyResolver"),
+    "parse_image_ref": ("flightdeck.flightplan.registry._images", "parse_image_ref"),
+    "RegistryRefused": ("flightdeck.flightplan.registry._registry_http", "RegistryRefused"),
+    "Keyring": ("flightdeck.flightplan.signing._keyring", "Keyring"),
+    "TrustedKey": ("flightdeck.flightplan.signing._keyring", "TrustedKey"),
+    "TrustState": ("flightdeck.flightplan.signing._trust", "TrustState"),
+    "lint_document": ("flightdeck.flightplan.lint._lint", "lint_document"),
+    "lint_plan": ("flightdeck.flightplan.lint._lint", "lint_plan"),
     "PlanLoad": ("flightdeck.flightplan._load", "PlanLoad"),
     "load_plan": ("flightdeck.flightplan._load", "load_plan"),
     "parse_plan": ("flightdeck.flightplan._load", "parse_plan"),
-    "ActionRequirement": ("flightdeck.flightplan._models", "ActionRequirement"),
-    "CodePin": ("flightdeck.flightplan._models", "CodePin"),
+    "ActionRequirement": ("flightdeck.flightplan.model._models", "ActionRequirement"),
+    "CodePin": ("flightdeck.flightplan.model._lock", "CodePin"),
     "CodeResolver": ("flightdeck.flightplan._pins", "CodeResolver"),
     "action_refs": ("flightdeck.flightplan._pins", "action_refs"),
-    "Environment": ("flightdeck.flightplan._models", "Environment"),
-    "FlightPlan": ("flightdeck.flightplan._models", "FlightPlan"),
-    "Input": ("flightdeck.flightplan._models", "Input"),
-    "Lock": ("flightdeck.flightplan._models", "Lock"),
-    "Output": ("flightdeck.flightplan._models", "Output"),
-    "Resolution": ("flightdeck.flightplan._models", "Resolution"),
-    "ResolvedCapability": ("flightdeck.flightplan._models", "ResolvedCapability"),
-    "ResolvedImage": ("flightdeck.flightplan._models", "ResolvedImage"),
-    "Step": ("flightdeck.flightplan._models", "Step"),
-    "TrustContract": ("flightdeck.flightplan._models", "TrustContract"),
+    "Environment": ("flightdeck.flightplan.model._models", "Environment"),
+    "FlightPlan": ("flightdeck.flightplan.model._models", "FlightPlan"),
+    "Input": ("flightdeck.flightplan.model._models", "Input"),
+    "Lock": ("flightdeck.flightplan.model._lock", "Lock"),
+    "Output": ("flightdeck.flightplan.model._models", "Output"),
+    "Resolution": ("flightdeck.flightplan.model._models", "Resolution"),
+    "ResolvedCapability": ("flightdeck.flightplan.model._lock", "ResolvedCapability"),
+    "ResolvedImage": ("flightdeck.flightplan.model._lock", "ResolvedImage"),
+    "Step": ("flightdeck.flightplan.model._models", "Step"),
+    "TrustContract": ("flightdeck.flightplan.model._models", "TrustContract"),
     "FreezeOutcome": ("flightdeck.flightplan._pipeline", "FreezeOutcome"),
     "freeze_plan": ("flightdeck.flightplan._pipeline", "freeze_plan"),
-    "read_plan": ("flightdeck.flightplan._read", "read_plan"),
+    "read_plan": ("flightdeck.flightplan.model._read", "read_plan"),
     "render_dot": ("flightdeck.flightplan._render", "render_dot"),
     "render_graph": ("flightdeck.flightplan._render", "render_graph"),
     "render_mermaid": ("flightdeck.flightplan._render", "render_mermaid"),
     "render_svg": ("flightdeck.flightplan._render", "render_svg"),
-    "KeyPair": ("flightdeck.flightplan._signing", "KeyPair"),
-    "generate_keys": ("flightdeck.flightplan._signing", "generate_keys"),
-    "key_id": ("flightdeck.flightplan._signing", "key_id"),
-    "load_private_key": ("flightdeck.flightplan._signing", "load_private_key"),
-    "load_public_key": ("flightdeck.flightplan._signing", "load_public_key"),
-    "SkillStore": ("flightdeck.flightplan._store", "SkillStore"),
-    "Token": ("flightdeck.flightplan._tokens", "Token"),
-    "scan_tokens": ("flightdeck.flightplan._tokens", "scan"),
-    "substitute_inputs": ("flightdeck.flightplan._tokens", "substitute_inputs"),
-    "StoredVersion": ("flightdeck.flightplan._store", "StoredVersion"),
-    "read_passphrase_fd": ("flightdeck.flightplan._passphrase", "read_passphrase_fd"),
-    "resolve_passphrase": ("flightdeck.flightplan._passphrase", "resolve_passphrase"),
+    "KeyPair": ("flightdeck.flightplan.signing._signing", "KeyPair"),
+    "generate_keys": ("flightdeck.flightplan.signing._signing", "generate_keys"),
+    "key_id": ("flightdeck.flightplan.signing._signing", "key_id"),
+    "load_private_key": ("flightdeck.flightplan.signing._signing", "load_private_key"),
+    "load_public_key": ("flightdeck.flightplan.signing._signing", "load_public_key"),
+    "SkillStore": ("flightdeck.flightplan.store._store", "SkillStore"),
+    "Token": ("flightdeck.flightplan.model._tokens", "Token"),
+    "scan_tokens": ("flightdeck.flightplan.model._tokens", "scan"),
+    "substitute_inputs": ("flightdeck.flightplan.model._tokens", "substitute_inputs"),
+    "StoredVersion": ("flightdeck.flightplan.store._store", "StoredVersion"),
+    "read_passphrase_fd": ("flightdeck.flightplan.signing._passphrase", "read_passphrase_fd"),
+    "resolve_passphrase": ("flightdeck.flightplan.signing._passphrase", "resolve_passphrase"),
     "CoSignOutcome": ("flightdeck.flightplan._sign", "CoSignOutcome"),
     "cosign_version": ("flightdeck.flightplan._sign", "cosign_version"),
-    "Revocation": ("flightdeck.flightplan._keyring", "Revocation"),
+    "Revocation": ("flightdeck.flightplan.signing._keyring", "Revocation"),
     "VerifiedPlan": ("flightdeck.flightplan._verify", "VerifiedPlan"),
     "locate_plan": ("flightdeck.flightplan._verify", "locate_plan"),
     "verify_plan": ("flightdeck.flightplan._verify", "verify_plan"),
@@ -160,6 +159,7 @@ __all__ = [
     "PartDigests",
     "PinnedOnlyResolver",
     "PlanLoad",
+    "RegistryRefused",
     "Resolution",
     "ResolvedCapability",
     "ResolvedImage",

@@ -23,21 +23,16 @@ from flightdeck.flightplan._canonical import (
     sha256_tag,
     unsafe_integer,
 )
-from flightdeck.flightplan._catalog import catalog, parse_tool_ref, resolve_version
 from flightdeck.flightplan._emit import check_round_trip, emit_skill
 from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._images import ImageResolver, PinnedOnlyResolver
 from flightdeck.flightplan._load import PlanLoad, load_plan
-from flightdeck.flightplan._models import (
-    CodePin,
-    FlightPlan,
-    Lock,
-    ResolvedCapability,
-    ResolvedImage,
-)
-from flightdeck.flightplan._pinfile import bind_pins, pins_file_bytes
 from flightdeck.flightplan._pins import CodeResolver, pin_code
-from flightdeck.flightplan._signing import key_id, public_pem, sign
+from flightdeck.flightplan.model._catalog import catalog, parse_tool_ref, resolve_version
+from flightdeck.flightplan.model._lock import CodePin, Lock, ResolvedCapability, ResolvedImage
+from flightdeck.flightplan.model._models import FlightPlan
+from flightdeck.flightplan.registry._images import ImageResolver, PinnedOnlyResolver
+from flightdeck.flightplan.signing._signing import key_id, public_pem, sign
+from flightdeck.flightplan.store._pinfile import bind_pins, pins_file_bytes
 
 PUBLISHER = re.compile(r"^github://[A-Za-z0-9](?:[A-Za-z0-9_.-]*)(?:/[A-Za-z0-9_.-]+)?$")
 SEMVER = re.compile(

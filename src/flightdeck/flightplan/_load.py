@@ -16,9 +16,9 @@ from flightdeck.documents import (
     parse_document,
 )
 from flightdeck.flightplan._canonical import content_hash
-from flightdeck.flightplan._lint import lint_read
-from flightdeck.flightplan._models import FlightPlan
 from flightdeck.flightplan._parsed import parse_skill
+from flightdeck.flightplan.lint._lint import lint_read
+from flightdeck.flightplan.model._models import FlightPlan
 
 
 @dataclass(frozen=True)

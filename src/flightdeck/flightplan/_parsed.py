@@ -54,10 +54,10 @@ from flightdeck.documents import (
     parse_document,
 )
 from flightdeck.documents import Limits as _Limits
-from flightdeck.flightplan._graph import StepGraph
-from flightdeck.flightplan._lint import lint_read
-from flightdeck.flightplan._models import FlightPlan
-from flightdeck.flightplan._read import StepStamp, read_again, step_stamp
+from flightdeck.flightplan.lint._lint import lint_read
+from flightdeck.flightplan.model._graph import StepGraph
+from flightdeck.flightplan.model._models import FlightPlan
+from flightdeck.flightplan.model._read import StepStamp, read_again, step_stamp
 
 MAX_ENTRIES = 32
 # Roughly the memory all entries hold together. The source map dominates: a

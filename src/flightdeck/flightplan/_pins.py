@@ -15,7 +15,8 @@ from typing import Protocol, runtime_checkable
 
 from flightdeck.documents import Document, pointer_join
 from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._models import CodePin, FlightPlan
+from flightdeck.flightplan.model._lock import CodePin
+from flightdeck.flightplan.model._models import FlightPlan
 
 
 @runtime_checkable

@@ -10,11 +10,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import FrozenPlan, freeze_file
-from flightdeck.flightplan._images import ImageResolver
-from flightdeck.flightplan._keyring import Keyring, unrevoked_signing_key
-from flightdeck.flightplan._passphrase import Passphrase
 from flightdeck.flightplan._pins import CodeResolver
-from flightdeck.flightplan._store import SkillStore, StoredVersion
+from flightdeck.flightplan.registry._images import ImageResolver
+from flightdeck.flightplan.signing._keyring import Keyring, unrevoked_signing_key
+from flightdeck.flightplan.signing._passphrase import Passphrase
+from flightdeck.flightplan.store._store import SkillStore, StoredVersion
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 
 from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._models import FlightPlan, Step
+from flightdeck.flightplan.model._models import FlightPlan, Step
 
 FORMATS = ("mermaid", "dot", "svg", "json")
 LLM_MARK = "⚠ reaches a model"

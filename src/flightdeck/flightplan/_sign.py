@@ -15,12 +15,12 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from flightdeck.flightplan._canonical import canonical_bytes
-from flightdeck.flightplan._cosign import cosignature_name, make_cosignature
-from flightdeck.flightplan._keyring import Keyring, unrevoked_signing_key
-from flightdeck.flightplan._passphrase import Passphrase
-from flightdeck.flightplan._store import SIGNATURE_FILE, SkillStore
-from flightdeck.flightplan._trust import TrustState
 from flightdeck.flightplan._verify import verify_plan
+from flightdeck.flightplan.signing._cosign import cosignature_name, make_cosignature
+from flightdeck.flightplan.signing._keyring import Keyring, unrevoked_signing_key
+from flightdeck.flightplan.signing._passphrase import Passphrase
+from flightdeck.flightplan.signing._trust import TrustState
+from flightdeck.flightplan.store._store import SIGNATURE_FILE, SkillStore
 
 
 @dataclass(frozen=True)

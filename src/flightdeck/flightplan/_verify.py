@@ -27,17 +27,19 @@ from flightdeck.flightplan._canonical import (
     jcs,
     sha256_tag,
 )
-from flightdeck.flightplan._cosign import read_cosigners
 from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._keyring import Keyring
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES, STORE_FILE_BYTES
-from flightdeck.flightplan._models import FlightPlan, Lock
 from flightdeck.flightplan._parsed import parse_skill
-from flightdeck.flightplan._pinfile import read_pins_file
-from flightdeck.flightplan._signers import accept_signer, carry_pin, pinned_key
-from flightdeck.flightplan._signing import key_id, load_public_key, signature_valid
-from flightdeck.flightplan._statement import check_statement
-from flightdeck.flightplan._store import (
+from flightdeck.flightplan.model._lock import Lock
+from flightdeck.flightplan.model._models import FlightPlan
+from flightdeck.flightplan.signing._cosign import read_cosigners
+from flightdeck.flightplan.signing._keyring import Keyring
+from flightdeck.flightplan.signing._signers import accept_signer, carry_pin, pinned_key
+from flightdeck.flightplan.signing._signing import key_id, load_public_key, signature_valid
+from flightdeck.flightplan.signing._statement import check_statement
+from flightdeck.flightplan.signing._trust import TrustState, owner_of
+from flightdeck.flightplan.store._pinfile import read_pins_file
+from flightdeck.flightplan.store._store import (
     LOCK_FILE,
     PUBLIC_KEY_FILE,
     SIGNATURE_FILE,
@@ -45,7 +47,6 @@ from flightdeck.flightplan._store import (
     SkillStore,
     publisher_label,
 )
-from flightdeck.flightplan._trust import TrustState, owner_of
 
 
 @dataclass(frozen=True)

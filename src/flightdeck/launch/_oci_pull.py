@@ -172,7 +172,7 @@ class _Getter:
     def __call__(self, kind: str, blob: Blob, dest: Path) -> None:
         import httpx
 
-        from flightdeck.flightplan._registry_http import RegistryRefused
+        from flightdeck.flightplan import RegistryRefused
 
         ref, where = self.ref, self.where
         accept = ", ".join((*_INDEX_TYPES, *_MANIFEST_TYPES)) if kind == "manifests" else ""

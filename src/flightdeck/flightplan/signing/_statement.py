@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from flightdeck.flightplan._canonical import CanonicalError, jcs, sha256_tag
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import STATEMENT_TYPE
-from flightdeck.flightplan._models import Lock
-from flightdeck.flightplan._signing import signature_valid
+from flightdeck.flightplan.model._lock import Lock
+from flightdeck.flightplan.signing._signing import signature_valid
 
 
 def check_statement(

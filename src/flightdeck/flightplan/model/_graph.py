@@ -8,13 +8,24 @@ lint's business, not the graph's.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # `_models` imports this module (a plan builds its graph once)
-    from flightdeck.flightplan._models import FlightPlan
+
+# What the graph reads of a plan (`_models.FlightPlan`, which builds its graph
+# once and so imports this module): the steps, their ids and dependencies.
+class _Step(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    def dependencies(self) -> tuple[str, ...]: ...
+
+
+class _Plan(Protocol):
+    @property
+    def steps(self) -> Sequence[_Step]: ...
 
 
 @dataclass(frozen=True)
@@ -26,7 +37,7 @@ class StepGraph:
     successors: Mapping[str, tuple[str, ...]]
 
     @classmethod
-    def of(cls, plan: FlightPlan) -> StepGraph:
+    def of(cls, plan: _Plan) -> StepGraph:
         # dict.fromkeys keeps the first of duplicates, in declaration order,
         # without the quadratic `not in list` scan.
         order = list(dict.fromkeys(step.id for step in plan.steps))

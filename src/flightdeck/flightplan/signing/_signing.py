@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._passphrase import PASSPHRASE_ENV, Passphrase, resolve_passphrase
+from flightdeck.flightplan.signing._passphrase import PASSPHRASE_ENV, Passphrase, resolve_passphrase
 
 SIGNING_KEY_ENV = "FLIGHTDECK_SIGNING_KEY"
 # A file name, not a path: `--name ../x` must not write outside --out.

@@ -41,7 +41,7 @@ from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, SKILL_NAME, FrozenPlan
 from flightdeck.flightplan._limits import STORE_FILE_BYTES
-from flightdeck.flightplan._pinfile import CODE_PINS_FILE
+from flightdeck.flightplan.store._pinfile import CODE_PINS_FILE
 
 SKILL_FILE = "SKILL.md"
 LOCK_FILE = "lock.json"

@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 
 from flightdeck.documents import Diagnostic, Severity, pointer_join
-from flightdeck.flightplan._catalog import (
+from flightdeck.flightplan.model._catalog import (
     builtin_transforms,
     catalog,
     parse_tool_ref,
     resolve_version,
     valid_version_spec,
 )
-from flightdeck.flightplan._models import FlightPlan, _list, _map
+from flightdeck.flightplan.model._models import FlightPlan
+from flightdeck.flightplan.model._values import _list, _map
 
 _A = "/aileron"
 _STEPS = f"{_A}/steps"

@@ -58,7 +58,7 @@ def _key(version: str) -> tuple[int, ...]:
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, CatalogTool]:
     """The shipped catalog (package data `catalog.json`), read once."""
-    raw = resources.files("flightdeck.flightplan").joinpath("catalog.json").read_text("utf-8")
+    raw = resources.files("flightdeck.flightplan.model").joinpath("catalog.json").read_text("utf-8")
     tools = json.loads(raw)["tools"]
     return {
         name: CatalogTool(

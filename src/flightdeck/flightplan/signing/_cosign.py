@@ -27,7 +27,7 @@ from flightdeck._bounded import read_regular
 from flightdeck.flightplan._canonical import jcs
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import STORE_FILE_BYTES
-from flightdeck.flightplan._signing import (
+from flightdeck.flightplan.signing._signing import (
     key_id,
     load_public_key,
     public_pem,

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from flightdeck.flightplan._bindings import parse_binding
+from flightdeck.flightplan.model._bindings import parse_binding
 
 _SECRET_KEYS = frozenset(
     {

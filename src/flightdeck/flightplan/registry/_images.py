@@ -22,7 +22,11 @@ from typing import Protocol, TypeVar
 import httpx
 
 from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._registry_http import NO_DEADLINE, RegistryRefused, RegistrySession
+from flightdeck.flightplan.registry._registry_http import (
+    NO_DEADLINE,
+    RegistryRefused,
+    RegistrySession,
+)
 
 MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",

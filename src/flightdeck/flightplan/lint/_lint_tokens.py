@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from flightdeck.documents import Diagnostic, pointer_join
-from flightdeck.flightplan._models import FlightPlan, Input, Step, _list, _map
-from flightdeck.flightplan._tokens import Token, scan
+from flightdeck.flightplan.model._models import FlightPlan, Input, Step
+from flightdeck.flightplan.model._tokens import Token, scan
+from flightdeck.flightplan.model._values import _list, _map
 
 _A = "/aileron"
 _STEPS = f"{_A}/steps"

@@ -12,18 +12,18 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 
 from flightdeck.documents import Diagnostic, Document, Severity, locate, pointer_join
-from flightdeck.flightplan._bindings import parse_binding
-from flightdeck.flightplan._graph import format_cycle
-from flightdeck.flightplan._lint_environment import tools, transforms
-from flightdeck.flightplan._lint_tokens import constraints, prompt_tokens, tool_tokens
-from flightdeck.flightplan._models import FlightPlan
-from flightdeck.flightplan._read import read_plan
-from flightdeck.flightplan._secrets import (
+from flightdeck.flightplan.lint._lint_environment import tools, transforms
+from flightdeck.flightplan.lint._lint_tokens import constraints, prompt_tokens, tool_tokens
+from flightdeck.flightplan.lint._secrets import (
     looks_like_credential,
     may_hold_credential,
     scan_keys,
     scan_values,
 )
+from flightdeck.flightplan.model._bindings import parse_binding
+from flightdeck.flightplan.model._graph import format_cycle
+from flightdeck.flightplan.model._models import FlightPlan
+from flightdeck.flightplan.model._read import read_plan
 
 LLM_KEYS = ("llm", "model", "prompt", "completion", "inference")
 _A = "/aileron"

@@ -24,7 +24,7 @@ from flightdeck._bounded import TooLarge, read_regular
 from flightdeck.flightplan._canonical import jcs, sha256_tag
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES
-from flightdeck.flightplan._models import CodePin
+from flightdeck.flightplan.model._lock import CodePin
 
 CODE_PINS_FILE = "code-pins.json"
 METADATA_KEY = "flightdeck-code-pins"  # in the frontmatter's `metadata` map

@@ -27,8 +27,13 @@ from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import PUBLISHER, SKILL_NAME
 from flightdeck.flightplan._limits import STATE_FILE_BYTES
-from flightdeck.flightplan._passphrase import Passphrase
-from flightdeck.flightplan._signing import key_id, load_private_key, load_public_key, public_pem
+from flightdeck.flightplan.signing._passphrase import Passphrase
+from flightdeck.flightplan.signing._signing import (
+    key_id,
+    load_private_key,
+    load_public_key,
+    public_pem,
+)
 
 KEY_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
 

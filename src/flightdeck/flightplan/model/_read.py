@@ -5,21 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flightdeck.flightplan._models import (
+from flightdeck.flightplan.model._lock import Lock
+from flightdeck.flightplan.model._models import (
     ActionRequirement,
     Environment,
     FlightPlan,
     Input,
-    Lock,
     Output,
     Resolution,
     Step,
     TrustContract,
-    _list,
-    _map,
-    _str,
-    _strs,
 )
+from flightdeck.flightplan.model._values import _list, _map, _str, _strs
 
 # What a step read from some data holds that is not a view of that data:
 # its fields but `raw`, `references` and `trust_contract` (all immutable

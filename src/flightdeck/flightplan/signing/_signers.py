@@ -11,9 +11,9 @@ user trusts must come from its owner.
 from __future__ import annotations
 
 from flightdeck.flightplan._errors import FlightPlanError
-from flightdeck.flightplan._keyring import Keyring
-from flightdeck.flightplan._signing import key_id, load_public_key
-from flightdeck.flightplan._trust import TrustState
+from flightdeck.flightplan.signing._keyring import Keyring
+from flightdeck.flightplan.signing._signing import key_id, load_public_key
+from flightdeck.flightplan.signing._trust import TrustState
 
 
 def pinned_key(state: TrustState, name: str) -> str | None:
