@@ -4,6 +4,14 @@ A Flight Plan is a SKILL.md whose frontmatter carries an `aileron:` block.
 `lint_document` checks what the schema cannot; `freeze` seals a plan into the
 signed, content-addressed store; `verify_plan` checks a frozen plan (hash,
 signature, publisher trust) and returns the typed `FlightPlan` launch runs.
+
+The parts: `model` (the typed plan, its reader, bindings, tokens, the step
+graph, the tool catalog), `lint`, `signing` (keys, signatures, keyring,
+trust state), `store` (the content-addressed store and its pin files) and
+`registry` (OCI image references and registry HTTP). The modules here share
+the error, the read limits and canonical bytes, load a plan (with the
+in-process parse cache), and run the pipelines that tie the parts together:
+freeze, the whole freeze into the store, verify, co-sign, render.
 """
 
 import typing as _typing
