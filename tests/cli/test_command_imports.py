@@ -53,6 +53,7 @@ RUNTIME = [
     "flightdeck.flightplan._freeze",
     "flightdeck.flightplan._images",
     "flightdeck.flightplan._signing",
+    "flightdeck.drivers._binding",
     "flightdeck.drivers._seam",
     "flightdeck.io._host",
     "flightdeck.launch._launch",
