@@ -268,7 +268,7 @@ def main() -> None:
     ]
     print("\n".join(lines))
     sys.stdout.flush()
-    os._exit(0)  # skip teardown: temporalio's core threads (see cli/_temporal.py)
+    os._exit(0)  # skip teardown: temporalio's core threads (see cli/run/_temporal.py)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,16 @@ INSIDE: dict[str, dict[str, set[str]]] = {
         "flightplan.store": {"flightplan", "flightplan.model"},
         "flightplan.registry": {"flightplan"},
     },
+    # The CLI: `cli/_main.py` names each command's module as a string and
+    # imports it when the command runs; `flightdeck.cli.main` reads `agent
+    # --json-stream` through `chat._agent_stream`. The command groups use the
+    # top-level helpers only, never each other.
+    "cli": {
+        "cli": {"cli.chat"},
+        "cli.plan": {"cli"},
+        "cli.run": {"cli"},
+        "cli.chat": {"cli"},
+    },
 }
 
 
@@ -98,7 +108,7 @@ def _part(package: str, dotted: str) -> str:
     """`flightdeck.launch.image._pull` -> `launch.image`; a top module or the
     package itself -> `launch`."""
     parts = dotted.split(".")[1:]  # drop "flightdeck"
-    if len(parts) >= 2 and not parts[1].startswith("_"):
+    if len(parts) >= 2 and (SRC / parts[0] / parts[1] / "__init__.py").exists():
         return f"{parts[0]}.{parts[1]}"
     return parts[0]
 

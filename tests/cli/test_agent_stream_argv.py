@@ -1,4 +1,4 @@
-"""`flightdeck agent --json-stream` read without click (cli/_agent_stream.py):
+"""`flightdeck agent --json-stream` read without click (cli/chat/_agent_stream.py):
 every command line the fast reader accepts gives exactly the values click
 gives; everything else is left to click (None)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flightdeck.cli._agent_stream import json_stream_flags
-from flightdeck.cli.agent import agent
+from flightdeck.cli.chat._agent_stream import json_stream_flags
+from flightdeck.cli.chat.agent import agent
 
 _OPTIONS = [
     "--json-stream",

@@ -53,6 +53,7 @@ RUNTIME = [
     "flightdeck.flightplan._freeze",
     "flightdeck.flightplan.registry._images",
     "flightdeck.flightplan.signing._signing",
+    "flightdeck.drivers._binding",
     "flightdeck.drivers._seam",
     "flightdeck.io._host",
     "flightdeck.launch._launch",
@@ -217,7 +218,7 @@ def _imported_at_ready(workspace: Path, home: Path, *args: str) -> set[str]:
 # a layer or a sandbox needs them.
 _NOT_AT_READY = [
     *NETWORK_AND_UI,
-    "click",  # the usual command lines are read without it (cli/_agent_stream.py)
+    "click",  # the usual command lines are read without it (cli/chat/_agent_stream.py)
     "flightdeck.guard._hook",
     "flightdeck.guard._policy",
     "flightdeck.guard._egress",

@@ -80,7 +80,7 @@ def test_an_unknown_field_is_explained_without_the_walk(monkeypatch: pytest.Monk
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("jsonschema walked the document")
 
-    monkeypatch.setattr(_schema_errors, "python_validator", refuse)
+    monkeypatch.setattr(_schema_errors, "shipped_python_validator", refuse)
     action = ROOT / "tests" / "data" / "corpus" / "invalid" / "action" / "unknown-key.md"
     result = load_document(action)
     assert [d.code for d in result.diagnostics] == ["schema.unknown_field"]

@@ -154,12 +154,12 @@ def test_unknown_field_hints_stop_after_the_budget() -> None:
 
 
 def test_a_validator_recursion_error_is_a_diagnostic(monkeypatch: pytest.MonkeyPatch) -> None:
-    from flightdeck.documents import _schemas, validate_data
+    from flightdeck.documents import _offline, validate_data
 
     def deep(name: str, data: object) -> bool:
         raise RecursionError
 
-    monkeypatch.setattr(_schemas, "is_valid", deep)
+    monkeypatch.setattr(_offline, "shipped_is_valid", deep)
     codes = [d.code for d in validate_data("action", {"schema": "action/v1"})]
     assert codes == ["document.too_deep_to_check"]
 

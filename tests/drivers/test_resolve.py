@@ -11,7 +11,7 @@ from flightdeck.drivers import (
     resolve_driver,
     select_driver,
 )
-from flightdeck.drivers._seam import ToolBinding
+from flightdeck.drivers._binding import ToolBinding
 from flightdeck.io import IOHandle
 from tests.drivers._ws import ECHO_MODULE, add_driver, sdk_driver, workspace, write
 

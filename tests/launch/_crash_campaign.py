@@ -28,13 +28,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import flightdeck.cli.launch
-import flightdeck.cli.runs
+import flightdeck.cli.run.launch
+import flightdeck.cli.run.runs
 import flightdeck.drivers
 from flightdeck.cli import main
 
 # Imported before forking, so a child starts in milliseconds.
-_WARM = (flightdeck.cli.launch, flightdeck.cli.runs, flightdeck.drivers)
+_WARM = (flightdeck.cli.run.launch, flightdeck.cli.run.runs, flightdeck.drivers)
 
 STEPS = ("w1", "i1", "w2", "i2")
 

@@ -156,7 +156,7 @@ def launch_main(
         print(json.dumps({"error": exc.to_dict()}), flush=True)
     else:
         print(json.dumps(result.to_dict()), flush=True)
-    # As the CLI does (`cli._temporal.skip_teardown`): no interpreter
+    # As the CLI does (`cli.run._temporal.skip_teardown`): no interpreter
     # teardown after the SDK's last call, which can abort the process
     # (temporalio/sdk-python#300).
     sys.stderr.flush()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck._bounded import TooLarge
-from flightdeck.documents import _frontmatter, _kinds, _schemas, _yaml
+from flightdeck.documents import _frontmatter, _kinds, _offline, _yaml
 from flightdeck.documents._diagnostics import Diagnostic, Severity, locate
 from flightdeck.documents._document import Document, DocumentKind, LoadResult, SourceMap
 from flightdeck.documents._offline import ref_problems
@@ -43,7 +43,7 @@ def validate_data(kind: DocumentKind | str, data: Any) -> list[Diagnostic]:
     assert resolved is not None
     name = _kinds.schema_name(resolved, data)
     try:
-        if _schemas.is_valid(name, data):
+        if _offline.shipped_is_valid(name, data):
             return []
         # Imported here: explaining needs jsonschema, which a valid document never does.
         from flightdeck.documents._schema_errors import fast_diagnostics, schema_diagnostics

@@ -24,7 +24,7 @@ from urllib.parse import urljoin
 import jsonschema_rs
 
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
-from flightdeck.documents._schemas import shipped_resources
+from flightdeck.documents._schemas import load_schema, shipped_resources
 
 # The base that relative refs of a schema without `$id` resolve against; never fetched.
 _USER_BASE = "https://flightdeck.invalid/user-schema.json"
@@ -106,6 +106,27 @@ def explaining_validator(schema: Any) -> Any:
 def fast_validator(schema: Any) -> Any:
     """The jsonschema-rs validator, offline; raises if the schema does not compile."""
     return jsonschema_rs.validator_for(schema, registry=rust_registry(), offline=True)
+
+
+# A shipped schema is compiled once per process, twice over: a fast Rust
+# validator (jsonschema-rs) answers "is it valid?" for the common case, and
+# the reference Python implementation (jsonschema) explains failures, since
+# its errors carry the paths and keywords diagnostics are built from. Both
+# read the same schema files, so there is one source of truth.
+
+
+@functools.cache
+def shipped_python_validator(name: str) -> Any:
+    return explaining_validator(load_schema(name))
+
+
+@functools.cache
+def shipped_fast_validator(name: str) -> Any:
+    return fast_validator(load_schema(name))
+
+
+def shipped_is_valid(name: str, data: Any) -> bool:
+    return bool(shipped_fast_validator(name).is_valid(data))
 
 
 def _refs(schema: Any) -> Iterator[tuple[str, str, str]]:

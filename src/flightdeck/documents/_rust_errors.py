@@ -22,8 +22,7 @@ from typing import Any
 
 from jsonschema import ValidationError
 
-from flightdeck.documents._offline import registry
-from flightdeck.documents._schemas import fast_validator, python_validator
+from flightdeck.documents._offline import registry, shipped_fast_validator, shipped_python_validator
 
 # Keywords whose diagnostics need only the keyword, its value, the schema
 # around it and the instance (never jsonschema's message).
@@ -67,8 +66,8 @@ def rust_errors(schema: str, data: Any) -> list[ValidationError] | None:
     """jsonschema errors rebuilt from jsonschema-rs, or None when not exact."""
     out: list[tuple[int, ValidationError]] = []
     parents: dict[tuple[str | int, ...], str] = {}
-    checker = python_validator(schema).TYPE_CHECKER
-    for error in fast_validator(schema).iter_errors(data):
+    checker = shipped_python_validator(schema).TYPE_CHECKER
+    for error in shipped_fast_validator(schema).iter_errors(data):
         path = tuple(error.instance_path)
         location = error.absolute_keyword_location
         tokens = list(error.evaluation_path)

@@ -16,9 +16,12 @@ from jsonschema import ValidationError
 from jsonschema.exceptions import best_match, relevance
 
 from flightdeck.documents._diagnostics import Diagnostic, pointer_join
-from flightdeck.documents._offline import ecma_search
+from flightdeck.documents._offline import (
+    ecma_search,
+    shipped_fast_validator,
+    shipped_python_validator,
+)
 from flightdeck.documents._rust_errors import rust_errors
-from flightdeck.documents._schemas import fast_validator, python_validator
 
 
 class _Where(NamedTuple):
@@ -50,7 +53,7 @@ def schema_diagnostics(schema: str, data: Any, *, walk: bool = False) -> list[Di
     walks the document."""
     found = None if walk else rust_errors(schema, data)
     if found is None:
-        found = list(python_validator(schema).iter_errors(data))
+        found = list(shipped_python_validator(schema).iter_errors(data))
     errors = sorted(found, key=relevance)
     out: list[Diagnostic] = []
     seen: set[tuple[str, str, str]] = set()
@@ -67,7 +70,7 @@ def fast_diagnostics(schema: str, data: Any) -> list[Diagnostic]:
     """Located diagnostics from the fast validator's own errors, for the rare
     case where it finds a problem the explaining validator does not."""
     out: list[Diagnostic] = []
-    for error in fast_validator(schema).iter_errors(data):
+    for error in shipped_fast_validator(schema).iter_errors(data):
         out.append(
             Diagnostic(
                 "schema.invalid",

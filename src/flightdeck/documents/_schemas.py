@@ -1,10 +1,8 @@
-"""The shipped JSON Schemas, an offline registry, and compiled validators.
+"""The shipped JSON Schemas, read from the package's files.
 
-Each schema is compiled once per process, twice over: a fast Rust validator
-(jsonschema-rs) answers "is it valid?" for the common case, and the
-reference Python implementation (jsonschema) explains failures, since its
-errors carry the paths and keywords diagnostics are built from. Both read
-the same schema files, so there is one source of truth.
+`_offline` builds the registry `$ref`s resolve against from them and
+compiles each into its validators; this module imports nothing of the
+package.
 """
 
 from __future__ import annotations
@@ -58,22 +56,3 @@ def shipped_resources() -> tuple[tuple[str, dict[str, Any]], ...]:
             data: dict[str, Any] = json.loads(entry.read_text("utf-8"))
             own.append((str(data["$id"]), data))
     return tuple(own)
-
-
-@functools.cache
-def python_validator(name: str) -> Any:
-    # Imported here: the offline module builds its registry from this one.
-    from flightdeck.documents._offline import explaining_validator
-
-    return explaining_validator(load_schema(name))
-
-
-@functools.cache
-def fast_validator(name: str) -> Any:
-    from flightdeck.documents._offline import fast_validator as compile_fast
-
-    return compile_fast(load_schema(name))
-
-
-def is_valid(name: str, data: Any) -> bool:
-    return bool(fast_validator(name).is_valid(data))

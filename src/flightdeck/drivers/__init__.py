@@ -21,6 +21,7 @@ from flightdeck._lazy import LazyNames as _LazyNames
 # submodule does not import the whole package. Helpers keep a leading
 # underscore so the public names stay exactly `__all__`.
 if _typing.TYPE_CHECKING:
+    from flightdeck.drivers._binding import Driver, ToolBinding
     from flightdeck.drivers._check import check_document
     from flightdeck.drivers._digest import (
         CodeDigest,
@@ -46,14 +47,7 @@ if _typing.TYPE_CHECKING:
         select_driver,
     )
     from flightdeck.drivers._sdk import SdkBinding, SdkDriver
-    from flightdeck.drivers._seam import (
-        CallResult,
-        Driver,
-        FunctionDriver,
-        ToolBinding,
-        call_tool,
-        stream_tool,
-    )
+    from flightdeck.drivers._seam import CallResult, FunctionDriver, call_tool, stream_tool
 
 _LAZY: dict[str, tuple[str, str]] = {
     "check_document": ("flightdeck.drivers._check", "check_document"),
@@ -81,9 +75,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SdkBinding": ("flightdeck.drivers._sdk", "SdkBinding"),
     "SdkDriver": ("flightdeck.drivers._sdk", "SdkDriver"),
     "CallResult": ("flightdeck.drivers._seam", "CallResult"),
-    "Driver": ("flightdeck.drivers._seam", "Driver"),
+    "Driver": ("flightdeck.drivers._binding", "Driver"),
     "FunctionDriver": ("flightdeck.drivers._seam", "FunctionDriver"),
-    "ToolBinding": ("flightdeck.drivers._seam", "ToolBinding"),
+    "ToolBinding": ("flightdeck.drivers._binding", "ToolBinding"),
     "call_tool": ("flightdeck.drivers._seam", "call_tool"),
     "stream_tool": ("flightdeck.drivers._seam", "stream_tool"),
 }

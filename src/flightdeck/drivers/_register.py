@@ -27,6 +27,7 @@ from flightdeck.documents import (
     pointer_join,
     validate_data,
 )
+from flightdeck.drivers._binding import ToolBinding
 from flightdeck.drivers._errors import (
     FUNCTION_REF_UNRESOLVABLE,
     PACKAGE_CODE_UNPINNED,
@@ -44,7 +45,6 @@ from flightdeck.drivers._package import (
 )
 from flightdeck.drivers._refs import RefError, ResolvedRef, call_style, resolve_ref
 from flightdeck.drivers._sdk import SdkBinding, SdkDriver
-from flightdeck.drivers._seam import ToolBinding
 from flightdeck.drivers._source_import import UnpinnedModule
 from flightdeck.drivers._tools import binding_problems, load_bound_tool
 from flightdeck.guard import Event, Policy, active, host_matches

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.documents import DocumentKind, load_document
+from flightdeck.drivers._binding import Driver
 from flightdeck.drivers._errors import DriverError
 from flightdeck.drivers._register import load_driver
-from flightdeck.drivers._seam import Driver
 
 KIND_RANK = {"builtin": 0, "sdk": 1, "http": 2, "mcp": 3, "cli": 4}
 NO_DRIVER = "no_driver"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flightdeck.drivers._binding import ToolBinding
 from flightdeck.drivers._errors import (
     DRIVER_CALL_FAILED,
     EGRESS_DENIED,
@@ -31,7 +32,6 @@ from flightdeck.drivers._extract import Extractor
 from flightdeck.drivers._package import ImportReport
 from flightdeck.drivers._plain import NotPlain, to_plain
 from flightdeck.drivers._refs import ResolvedRef
-from flightdeck.drivers._seam import ToolBinding
 from flightdeck.drivers._template import ArgsTemplate
 from flightdeck.guard import Policy, enter, leave
 

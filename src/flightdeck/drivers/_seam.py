@@ -4,11 +4,12 @@
                              context={"workspace": "/ws"})
     async for chunk in stream_tool("chat.stream", {...}, driver=drv): ...
 
-A `Driver` is as narrow as a transport: it names the tools it binds (each a
-`ToolBinding`: the contract's IO, dropped inputs, whether it streams) and
-invokes one with already-validated input. `call_tool` / `stream_tool` own the
-contract: validate the input against the TOOL's inputs (refusing dropped
-inputs), invoke, validate the output, and audit the call (never its values).
+A `Driver` (defined in `_binding.py`) is as narrow as a transport: it names
+the tools it binds (each a `ToolBinding`: the contract's IO, dropped inputs,
+whether it streams) and invokes one with already-validated input.
+`call_tool` / `stream_tool` own the contract: validate the input against the
+TOOL's inputs (refusing dropped inputs), invoke, validate the output, and
+audit the call (never its values).
 `FunctionDriver` is the handler-backed driver for tests and host built-ins.
 """
 
@@ -18,10 +19,10 @@ import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from flightdeck.audit import AuditRecord, AuditSink
-from flightdeck.documents import fast_validator
+from flightdeck.drivers._binding import Driver, ToolBinding
 from flightdeck.drivers._deadline import within
 from flightdeck.drivers._errors import (
     INPUT_INVALID,
@@ -36,67 +37,6 @@ DROPPED_INPUT_USED = "dropped_input_used"
 TOOL_NOT_IMPLEMENTED = "tool_not_implemented"
 DRIVER_TIMEOUT = "driver_timeout"
 NO_DRIVER = "no_driver"
-
-
-def _fast_check(schema: Any) -> Callable[[Any], bool] | None:
-    """A compiled jsonschema-rs `is_valid` for the accept path (offline; None when the
-    schema does not compile there, which leaves the IOHandle's validator in charge)."""
-    if schema is True or schema == {}:
-        return _always
-    try:
-        check: Callable[[Any], bool] = fast_validator(schema).is_valid
-        return check
-    except Exception:  # a schema only the Python validator handles (or refuses later)
-        return None
-
-
-def _always(value: Any) -> bool:
-    return True
-
-
-@dataclass(frozen=True)
-class ToolBinding:
-    """One tool as a driver binds it."""
-
-    tool_id: str
-    io: IOHandle
-    dropped_inputs: frozenset[str] = frozenset()
-    streaming: bool = False
-    tool: ToolHandle | None = None
-    cost_units: float | None = None
-    timeout_ms: int | None = None  # the tool's timeout_ms, narrowed by timeout_override_ms
-    # jsonschema-rs validators for the common case (valid data): ~0.2 us instead of ~10 us.
-    # Anything they reject goes through `IOHandle` for the authoritative verdict and message.
-    fast_input: Callable[[Any], bool] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-    fast_output: Callable[[Any], bool] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-
-    def __post_init__(self) -> None:
-        if not self.io.uses_files:  # the fs-root rules live in IOHandle only
-            object.__setattr__(self, "fast_input", _fast_check(self.io.inputs))
-        object.__setattr__(self, "fast_output", _fast_check(self.io.outputs))
-
-
-@runtime_checkable
-class Driver(Protocol):
-    """The narrow seam every driver implements."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def kind(self) -> str: ...
-
-    def binding(self, tool_id: str) -> ToolBinding | None: ...
-
-    async def invoke(self, tool_id: str, input: Any, context: Mapping[str, Any]) -> Any: ...
-
-    def invoke_stream(
-        self, tool_id: str, input: Any, context: Mapping[str, Any]
-    ) -> AsyncIterator[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -127,7 +67,8 @@ def _choose(
 ) -> Driver:
     if driver is not None:
         return driver
-    # Imported here: the resolver imports registration, which imports this module.
+    # Imported here: the resolver imports registration (manifests, packages),
+    # which a call with its driver in hand never needs.
     from flightdeck.drivers._resolve import resolve_driver
 
     choice = resolve_driver(tool, drivers, require_tags=require_tags, region=region, input=input)

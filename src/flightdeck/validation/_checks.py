@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from flightdeck.documents import Diagnostic, Document, DocumentKind
 
 if TYPE_CHECKING:
-    from flightdeck.validation._run import ValidateOptions
+    from flightdeck.validation._options import ValidateOptions
 
 Check = Callable[[Document], list[Diagnostic]]
 CheckSet = Mapping[DocumentKind, Sequence[Check]]

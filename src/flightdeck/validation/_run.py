@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from flightdeck.documents import (
     Diagnostic,
     Document,
-    DocumentKind,
-    Limits,
     ScanEntry,
     Severity,
     load_document,
@@ -18,18 +15,10 @@ from flightdeck.documents import (
     scan_paths,
 )
 from flightdeck.validation._checks import CheckSet, default_checks
+from flightdeck.validation._options import ValidateOptions
 from flightdeck.validation._report import FileReport, ValidationReport
 
 Progress = Callable[[int, Path], None]
-
-
-@dataclass(frozen=True)
-class ValidateOptions:
-    kind: DocumentKind | None = None  # `--as KIND`: overrides detection
-    limits: Limits = field(default_factory=Limits)
-    strict: bool = False
-    libraries: tuple[Path, ...] = ()
-    workspace: Path | None = None
 
 
 def validate_paths(

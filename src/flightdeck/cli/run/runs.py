@@ -84,7 +84,7 @@ def show_run(
     except (LaunchError, AuditStoreError) as exc:
         fail(exc, fmt)
     if row is not None and row.executor == "temporal":
-        from flightdeck.cli._temporal import skip_teardown
+        from flightdeck.cli.run._temporal import skip_teardown
 
         # A Temporal client leaves core threads behind: end without teardown.
         with skip_teardown():
@@ -156,7 +156,7 @@ def _live(
     cannot be asked (the journal's part of the report stands)."""
     import asyncio
 
-    from flightdeck.cli._temporal import temporal_missing
+    from flightdeck.cli.run._temporal import temporal_missing
 
     live: dict[str, Any] = {"address": None, "namespace": None}
     try:
@@ -212,7 +212,7 @@ def approve_run(
     """
     import asyncio
 
-    from flightdeck.cli._temporal import skip_teardown, temporal_missing
+    from flightdeck.cli.run._temporal import skip_teardown, temporal_missing
 
     with skip_teardown():
         try:

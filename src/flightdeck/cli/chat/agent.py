@@ -75,7 +75,7 @@ def agent(json_stream: bool, acp: bool, list_tools: bool, fmt: str, **flags: Any
 
         pause_gc()  # until `ready` / `initialize` is out: flightdeck/agent/_startup.py
     if list_tools:
-        from flightdeck.cli._agent_tools import print_tools
+        from flightdeck.cli.chat._agent_tools import print_tools
 
         sys.exit(print_tools(flags, fmt))
     if json_stream and acp:
@@ -91,7 +91,7 @@ def agent(json_stream: bool, acp: bool, list_tools: bool, fmt: str, **flags: Any
         sys.stderr.flush()
         os._exit(code)  # as for --json-stream: no interpreter teardown
     if json_stream:
-        from flightdeck.cli._agent_stream import run_json_stream
+        from flightdeck.cli.chat._agent_stream import run_json_stream
 
         run_json_stream(flags)
     from flightdeck.agent._terminal import run_terminal

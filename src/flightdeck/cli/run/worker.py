@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from flightdeck.cli._render import fail
-from flightdeck.cli._temporal import skip_teardown, temporal_missing
+from flightdeck.cli.run._temporal import skip_teardown, temporal_missing
 from flightdeck.launch import LaunchError
 
 

@@ -17,7 +17,7 @@ import click
 from flightdeck.audit import AuditStoreError
 from flightdeck.cli._params import utf8_text
 from flightdeck.cli._render import console, fail
-from flightdeck.cli._temporal import skip_teardown, temporal_missing
+from flightdeck.cli.run._temporal import skip_teardown, temporal_missing
 from flightdeck.flightplan import Input
 from flightdeck.launch import (
     Approvals,
@@ -364,7 +364,7 @@ def launch(
             if allow_rollback:
                 runtime = dataclasses.replace(runtime, allow_rollback=True)
             if dry_run:
-                from flightdeck.cli._dry_run import show_dry_run
+                from flightdeck.cli.run._dry_run import show_dry_run
 
                 show_dry_run(target, options, runtime, fmt)
             # A resumed run goes where it lives (its journal record), not
