@@ -101,6 +101,24 @@ INSIDE: dict[str, dict[str, set[str]]] = {
         "cli.run": {"cli"},
         "cli.chat": {"cli"},
     },
+    "launch": {
+        # The top level (launch, setup, dry run, drivers, pins, probes, inputs,
+        # and `__init__`'s public names) sits above every part.
+        "launch": {
+            "launch.core",
+            "launch.image",
+            "launch.sandbox",
+            "launch.steps",
+            "launch.engine",
+            "launch.temporal",
+        },
+        "launch.temporal": {"launch.core", "launch.engine"},
+        "launch.engine": {"launch.core", "launch.steps", "launch.sandbox"},
+        "launch.steps": {"launch.core"},
+        "launch.sandbox": {"launch.core", "launch.image"},
+        "launch.image": {"launch.core"},
+        "launch.core": set(),
+    },
 }
 
 

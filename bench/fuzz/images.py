@@ -46,10 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from image_cases import make_case, ordinary  # noqa: E402
 
-from flightdeck.launch._errors import LaunchError  # noqa: E402
-from flightdeck.launch._fdtree import remove_path  # noqa: E402
-from flightdeck.launch._oci_unpack import tree_digest, unpack  # noqa: E402
-from flightdeck.launch._pull_limits import MiB, PullLimits  # noqa: E402
+from flightdeck.launch.core._errors import LaunchError  # noqa: E402
+from flightdeck.launch.image._fdtree import remove_path  # noqa: E402
+from flightdeck.launch.image._pull_limits import MiB, PullLimits  # noqa: E402
+from flightdeck.launch.image._unpack import tree_digest, unpack  # noqa: E402
 
 LIMITS = PullLimits(max_entry_bytes=64 * MiB, max_unpacked_bytes=256 * MiB, max_entries=20_000)
 

@@ -98,7 +98,7 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     (
         "images-list",
         ["images", "list"],
-        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.launch._oci_pull", "yaml"],
+        [*NETWORK_AND_UI, *RUNTIME, "flightdeck.launch.image._pull", "yaml"],
     ),
     *[
         (name, args, [*NETWORK_AND_UI, *RUNTIME, "jsonschema", "yaml", "flightdeck.documents"])
@@ -162,7 +162,7 @@ def test_a_local_launch_never_imports_temporal(tmp_path: Path) -> None:
     launched = _imported(["launch", str(plan), "--unsigned", "--out-dir", str(tmp_path)], tmp_path)
     assert "flightdeck.launch._launch" in launched  # it did launch
     assert (
-        sorted(m for m in launched if m.startswith(("temporalio", "flightdeck.launch._temporal")))
+        sorted(m for m in launched if m.startswith(("temporalio", "flightdeck.launch.temporal")))
         == []
     )
     worker = _imported(["worker", "--help"], tmp_path)

@@ -83,13 +83,13 @@ def test_hosts_are_substituted_and_checked(
     seen: list[list[str]] = []
 
     async def fake_run_tool(task: Any, services: Any) -> Any:
-        from flightdeck.launch._task import StepOutcome
+        from flightdeck.launch.core._task import StepOutcome
 
         seen.append(list(task.step_hosts or []))
         seen.append(list(task.step["command"]))
         return StepOutcome("completed", result={}, outputs={"files": {"r.txt": "x"}})
 
-    monkeypatch.setattr("flightdeck.launch._executor.run_tool", fake_run_tool)
+    monkeypatch.setattr("flightdeck.launch.engine._executor.run_tool", fake_run_tool)
     plan = _plan(tmp_path, ["python3", "{{ inputs.region }}"], ["s3.{{ inputs.region }}.aws.com"])
     harness.run(plan, settings=StepSettings(no_sandbox=True))
     assert seen[0] == ["s3.eu-west-1.aws.com"]

@@ -13,8 +13,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flightdeck.launch import ActionCall, ActionFailed, LaunchEvent, _scheduler
-from flightdeck.launch._transforms import _REGISTRY
+from flightdeck.launch import ActionCall, ActionFailed, LaunchEvent
+from flightdeck.launch.engine import _scheduler
+from flightdeck.launch.steps._transforms import _REGISTRY
 
 from .conftest import Harness, contract, write_plan
 

@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.flightplan import TrustContract
-from flightdeck.launch import ActionCall, _action
-from flightdeck.launch._action import read_contract
+from flightdeck.launch import ActionCall
+from flightdeck.launch.steps import _action
+from flightdeck.launch.steps._action import read_contract
 
 from .conftest import Harness, contract, write_plan
 

@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from flightdeck.launch import LaunchError
-from flightdeck.launch._fdtree import remove_path
-from flightdeck.launch._image_cache import ImageCache
-from flightdeck.launch._oci_rootfs import MAX_DEPTH
-from flightdeck.launch._oci_unpack import unpack
-from flightdeck.launch._pull_limits import PullLimits
+from flightdeck.launch.image._cache import ImageCache
+from flightdeck.launch.image._fdtree import remove_path
+from flightdeck.launch.image._pull_limits import PullLimits
+from flightdeck.launch.image._rootfs import MAX_DEPTH
+from flightdeck.launch.image._unpack import unpack
 
 from ._image import layer, serve
 

@@ -22,7 +22,7 @@ import pytest
 
 from flightdeck.flightplan import FlightPlanError, OciResolver
 from flightdeck.launch import LaunchError
-from flightdeck.launch._image_cache import CachedImage, ImageCache
+from flightdeck.launch.image._cache import CachedImage, ImageCache
 
 from ._image import layer
 from ._rogue_registry import INDEX, MANIFEST, Rogue, digest, manifest, rogue_registry
@@ -429,7 +429,7 @@ def test_manifests_are_asked_for_with_their_media_types(tmp_path: Path, rogue: R
 
 
 def test_pull_refuses_a_reference_without_a_digest(tmp_path: Path, rogue: Rogue) -> None:
-    from flightdeck.launch._oci_pull import pull
+    from flightdeck.launch.image._pull import pull
 
     with pytest.raises(LaunchError) as caught:
         pull(f"{rogue.address}/acme/tool:1", tmp_path, OciResolver())

@@ -20,7 +20,7 @@ import pytest
 
 from flightdeck.flightplan import KeyPair, OciResolver, freeze_plan, generate_keys
 from flightdeck.launch import StepSettings, bwrap_path
-from flightdeck.launch._image_cache import ImageCache
+from flightdeck.launch.image._cache import ImageCache
 from tests.flightplan import _registry
 from tests.flightplan._resign import resign
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flightdeck.launch import LaunchError
-from flightdeck.launch._image_cache import ImageCache
+from flightdeck.launch.image._cache import ImageCache
 
 from ._image import digest, layer, serve
 

@@ -80,7 +80,7 @@ def test_a_chain_of_transforms_runs_inside_one_round_and_commits_with_it(
     none of the chain's rows until the round commits, then all of them.
     (Any other step starts only after the commit: tests/launch/test_cascade.py.)"""
     from flightdeck.launch import register_transform
-    from flightdeck.launch._transforms import _REGISTRY
+    from flightdeck.launch.steps._transforms import _REGISTRY
 
     from .conftest import Harness, write_plan
 

@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flightdeck.launch import Journal, _journal
+from flightdeck.launch import Journal
+from flightdeck.launch.engine import _journal
 
 STEPS = ["a", "b", "c"]
 

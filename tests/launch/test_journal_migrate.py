@@ -16,7 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-from flightdeck.launch import Journal, _journal_schema
+from flightdeck.launch import Journal
+from flightdeck.launch.engine import _journal_schema
 
 OLD_ROW = (
     "INSERT INTO runs (run_id, plan_name, plan_path, content_hash, status, started_at,"

@@ -9,7 +9,7 @@ import pytest
 
 from flightdeck.flightplan import Output
 from flightdeck.launch import LaunchError
-from flightdeck.launch._outputs import confined_path, materialize
+from flightdeck.launch.engine._outputs import confined_path, materialize
 from flightdeck.llm import ScriptedProvider
 
 from .conftest import Harness, write_plan
@@ -113,9 +113,9 @@ def test_declared_output_not_produced_fails_naming_it(harness: Harness, tmp_path
     assert caught.value.code == "launch.invalid_plan" and "never.txt" in caught.value.message
     # ... and the runtime itself refuses a run whose materializing step produced nothing
     from flightdeck.flightplan import load_plan
-    from flightdeck.launch._audit import AuditRouter
-    from flightdeck.launch._conclude import materialize_all
-    from flightdeck.launch._scheduler import StepState
+    from flightdeck.launch.engine._audit import AuditRouter
+    from flightdeck.launch.engine._conclude import materialize_all
+    from flightdeck.launch.engine._scheduler import StepState
 
     loaded = load_plan(plan).plan
     assert loaded is not None

@@ -1,7 +1,7 @@
 """Which interrupted steps a resume runs again, in process and fast: a run
 is completed, then its journal is put back to what a kill -9 mid-call
 leaves (run `running`, steps `started`), and resumed. Each test was written
-against a mutant of launch/_resume.py that survived the mutation pass."""
+against a mutant of launch/engine/_resume.py that survived the mutation pass."""
 
 from __future__ import annotations
 

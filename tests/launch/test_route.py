@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flightdeck.launch import LaunchError, RunRow, TemporalSettings, route_run
-from flightdeck.launch._route import check_executor
+from flightdeck.launch.engine._route import check_executor
 
 KEYS = ("address", "namespace", "task_queue", "tool_task_queue")
 names = st.sampled_from(["a", "b", "c"])

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.launch import LaunchError, bwrap_path
-from flightdeck.launch._sandbox import bwrap_argv
+from flightdeck.launch.sandbox._bwrap import bwrap_argv
 from tests.guard._attacks import assert_unprivileged, attack_script, without_user_namespaces
 from tests.launch import _image
 

@@ -243,7 +243,7 @@ def _replay(cluster: Cluster, run_id: str) -> None:
     from temporalio.client import Client
     from temporalio.worker import Replayer
 
-    from flightdeck.launch._temporal_workflow import FlightPlanWorkflow
+    from flightdeck.launch.temporal._workflow import FlightPlanWorkflow
 
     async def replay() -> None:
         client = await Client.connect(cluster.address)

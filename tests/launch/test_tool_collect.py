@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.launch import StepSettings
-from flightdeck.launch._tool_step import COLLECT_DEPTH
+from flightdeck.launch.sandbox._tool_step import COLLECT_DEPTH
 
 from .conftest import Harness
 from .test_tool_step import _tool_plan, needs_bwrap

@@ -114,7 +114,7 @@ def test_no_sandbox_refuses_unless_flag(
 ) -> None:
     """Issue 6: when no sandbox is available a tool step refuses unless --no-sandbox,
     which is audited."""
-    monkeypatch.setattr("flightdeck.launch._tool_step.bwrap_path", lambda: None)
+    monkeypatch.setattr("flightdeck.launch.sandbox._tool_step.bwrap_path", lambda: None)
     script = (
         "import json, os; d = json.load(open(os.environ['FLIGHTDECK_MOUNT'] + '/input.json'));"
         "open('/flightdeck/out/report.txt', 'w').write(d['who'])"
@@ -239,7 +239,7 @@ def test_locked_tool_versions_are_checked() -> None:
     import subprocess
 
     from flightdeck.launch import LaunchError
-    from flightdeck.launch._toolcheck import check_tool_version
+    from flightdeck.launch.sandbox._toolcheck import check_tool_version
 
     found = subprocess.run(
         ["/usr/bin/python3", "--version"], capture_output=True, text=True, check=True

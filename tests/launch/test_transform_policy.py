@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.guard import Policy
-from flightdeck.launch import _transform_step
-from flightdeck.launch._transform_step import _LIMIT, _policy
+from flightdeck.launch.steps import _transform_step
+from flightdeck.launch.steps._transform_step import _LIMIT, _policy
 
 _NAMES = st.sampled_from(["identity", "sum", "odd 'name'"])
 _PATHS = st.sampled_from(

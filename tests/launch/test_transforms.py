@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from flightdeck.launch import LaunchError, TransformContext, get_transform, register_transform
-from flightdeck.launch._transforms import _REGISTRY
+from flightdeck.launch.steps._transforms import _REGISTRY
 
 from .conftest import Harness, write_plan
 

@@ -32,17 +32,21 @@ if _typing.TYPE_CHECKING:
     from flightdeck.guard import Policy as EgressPolicy
     from flightdeck.guard import Refused as EgressDenied
     from flightdeck.guard import active as guard
-    from flightdeck.launch._approval import Approvals
-    from flightdeck.launch._audit import AuditRouter, sink_from_spec
-    from flightdeck.launch._conclude import RunResult
     from flightdeck.launch._drivers import DriverInvoker
     from flightdeck.launch._dryrun import DryRun, dry_run
-    from flightdeck.launch._errors import LaunchError
-    from flightdeck.launch._events import LaunchEvent
-    from flightdeck.launch._executor import Executor, LocalExecutor, execute_step
-    from flightdeck.launch._image_cache import ImageCache
     from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
-    from flightdeck.launch._invoker import (
+    from flightdeck.launch._launch import LaunchOptions, launch, verify_target
+    from flightdeck.launch._pins import frozen_workspace
+    from flightdeck.launch._preflight import check_actions
+    from flightdeck.launch._probe import ProbeResult
+    from flightdeck.launch._setup import (
+        code_resolver,
+        configured_runtime,
+        configured_settings,
+        configured_temporal,
+    )
+    from flightdeck.launch.core._errors import LaunchError
+    from flightdeck.launch.core._invoker import (
         ActionCall,
         ActionFailed,
         ActionInfo,
@@ -50,85 +54,83 @@ if _typing.TYPE_CHECKING:
         HandlerInvoker,
         ProbingInvoker,
     )
-    from flightdeck.launch._journal import Journal, RunRow, StepRow
-    from flightdeck.launch._launch import LaunchOptions, Runtime, launch, verify_target
-    from flightdeck.launch._paths import rewrite, select
-    from flightdeck.launch._pins import frozen_workspace
-    from flightdeck.launch._preflight import check_actions
-    from flightdeck.launch._probe import ProbeResult
-    from flightdeck.launch._redact import redact
-    from flightdeck.launch._report import run_list, run_report
-    from flightdeck.launch._resume import ResumeDecisions
-    from flightdeck.launch._route import route as route_run
-    from flightdeck.launch._sandbox import bwrap_path
-    from flightdeck.launch._secrets import Credential, SecretStore
-    from flightdeck.launch._services import StepServices, provider_from_settings
-    from flightdeck.launch._setup import (
-        TemporalSettings,
-        code_resolver,
-        configured_runtime,
-        configured_settings,
-        configured_temporal,
-    )
-    from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
-    from flightdeck.launch._temporal_client import (
-        TemporalEngine,
-        describe_run,
-        signal_approval,
-        wait_for_run,
-    )
-    from flightdeck.launch._temporal_worker import run_worker
-    from flightdeck.launch._transforms import (
+    from flightdeck.launch.core._paths import rewrite, select
+    from flightdeck.launch.core._secrets import Credential, SecretStore
+    from flightdeck.launch.core._services import StepServices, provider_from_settings
+    from flightdeck.launch.core._task import StepOutcome, StepSettings, StepTask
+    from flightdeck.launch.engine._approval import Approvals
+    from flightdeck.launch.engine._audit import AuditRouter, sink_from_spec
+    from flightdeck.launch.engine._conclude import RunResult
+    from flightdeck.launch.engine._events import LaunchEvent
+    from flightdeck.launch.engine._executor import Executor, LocalExecutor, execute_step
+    from flightdeck.launch.engine._journal import Journal
+    from flightdeck.launch.engine._report import run_list, run_report
+    from flightdeck.launch.engine._resume import ResumeDecisions
+    from flightdeck.launch.engine._route import TemporalSettings
+    from flightdeck.launch.engine._route import route as route_run
+    from flightdeck.launch.engine._rows import RunRow, StepRow
+    from flightdeck.launch.engine._runtime import Runtime
+    from flightdeck.launch.image._cache import ImageCache
+    from flightdeck.launch.sandbox._bwrap import bwrap_path
+    from flightdeck.launch.steps._redact import redact
+    from flightdeck.launch.steps._transforms import (
         TransformContext,
         get_transform,
         register_transform,
         transform_names,
     )
+    from flightdeck.launch.temporal._client import (
+        TemporalEngine,
+        describe_run,
+        signal_approval,
+        wait_for_run,
+    )
+    from flightdeck.launch.temporal._worker import run_worker
 
 _LAZY: dict[str, tuple[str, str]] = {
     "EgressPolicy": ("flightdeck.guard", "Policy"),
     "EgressDenied": ("flightdeck.guard", "Refused"),
     "guard": ("flightdeck.guard", "active"),
-    "Approvals": ("flightdeck.launch._approval", "Approvals"),
-    "AuditRouter": ("flightdeck.launch._audit", "AuditRouter"),
-    "sink_from_spec": ("flightdeck.launch._audit", "sink_from_spec"),
-    "RunResult": ("flightdeck.launch._conclude", "RunResult"),
+    "Approvals": ("flightdeck.launch.engine._approval", "Approvals"),
+    "AuditRouter": ("flightdeck.launch.engine._audit", "AuditRouter"),
+    "sink_from_spec": ("flightdeck.launch.engine._audit", "sink_from_spec"),
+    "RunResult": ("flightdeck.launch.engine._conclude", "RunResult"),
     "DriverInvoker": ("flightdeck.launch._drivers", "DriverInvoker"),
-    "LaunchError": ("flightdeck.launch._errors", "LaunchError"),
-    "LaunchEvent": ("flightdeck.launch._events", "LaunchEvent"),
-    "Executor": ("flightdeck.launch._executor", "Executor"),
-    "LocalExecutor": ("flightdeck.launch._executor", "LocalExecutor"),
-    "execute_step": ("flightdeck.launch._executor", "execute_step"),
-    "ImageCache": ("flightdeck.launch._image_cache", "ImageCache"),
+    "LaunchError": ("flightdeck.launch.core._errors", "LaunchError"),
+    "LaunchEvent": ("flightdeck.launch.engine._events", "LaunchEvent"),
+    "Executor": ("flightdeck.launch.engine._executor", "Executor"),
+    "LocalExecutor": ("flightdeck.launch.engine._executor", "LocalExecutor"),
+    "execute_step": ("flightdeck.launch.engine._executor", "execute_step"),
+    "ImageCache": ("flightdeck.launch.image._cache", "ImageCache"),
     "ResolvedInputs": ("flightdeck.launch._inputs", "ResolvedInputs"),
     "resolve_inputs": ("flightdeck.launch._inputs", "resolve_inputs"),
-    "ActionCall": ("flightdeck.launch._invoker", "ActionCall"),
-    "ActionFailed": ("flightdeck.launch._invoker", "ActionFailed"),
-    "ActionInfo": ("flightdeck.launch._invoker", "ActionInfo"),
-    "ActionInvoker": ("flightdeck.launch._invoker", "ActionInvoker"),
-    "HandlerInvoker": ("flightdeck.launch._invoker", "HandlerInvoker"),
-    "ProbingInvoker": ("flightdeck.launch._invoker", "ProbingInvoker"),
-    "Journal": ("flightdeck.launch._journal", "Journal"),
-    "RunRow": ("flightdeck.launch._journal", "RunRow"),
-    "StepRow": ("flightdeck.launch._journal", "StepRow"),
+    "ActionCall": ("flightdeck.launch.core._invoker", "ActionCall"),
+    "ActionFailed": ("flightdeck.launch.core._invoker", "ActionFailed"),
+    "ActionInfo": ("flightdeck.launch.core._invoker", "ActionInfo"),
+    "ActionInvoker": ("flightdeck.launch.core._invoker", "ActionInvoker"),
+    "HandlerInvoker": ("flightdeck.launch.core._invoker", "HandlerInvoker"),
+    "ProbingInvoker": ("flightdeck.launch.core._invoker", "ProbingInvoker"),
+    "Journal": ("flightdeck.launch.engine._journal", "Journal"),
+    "RunRow": ("flightdeck.launch.engine._rows", "RunRow"),
+    "StepRow": ("flightdeck.launch.engine._rows", "StepRow"),
     "LaunchOptions": ("flightdeck.launch._launch", "LaunchOptions"),
-    "Runtime": ("flightdeck.launch._launch", "Runtime"),
+    "Runtime": ("flightdeck.launch.engine._runtime", "Runtime"),
     "launch": ("flightdeck.launch._launch", "launch"),
     "verify_target": ("flightdeck.launch._launch", "verify_target"),
     "frozen_workspace": ("flightdeck.launch._pins", "frozen_workspace"),
-    "rewrite": ("flightdeck.launch._paths", "rewrite"),
-    "select": ("flightdeck.launch._paths", "select"),
+    "rewrite": ("flightdeck.launch.core._paths", "rewrite"),
+    "select": ("flightdeck.launch.core._paths", "select"),
     "ProbeResult": ("flightdeck.launch._probe", "ProbeResult"),
-    "redact": ("flightdeck.launch._redact", "redact"),
-    "run_list": ("flightdeck.launch._report", "run_list"),
-    "run_report": ("flightdeck.launch._report", "run_report"),
-    "ResumeDecisions": ("flightdeck.launch._resume", "ResumeDecisions"),
-    "route_run": ("flightdeck.launch._route", "route"),
-    "bwrap_path": ("flightdeck.launch._sandbox", "bwrap_path"),
-    "Credential": ("flightdeck.launch._secrets", "Credential"),
-    "SecretStore": ("flightdeck.launch._secrets", "SecretStore"),
-    "StepServices": ("flightdeck.launch._services", "StepServices"),
-    "provider_from_settings": ("flightdeck.launch._services", "provider_from_settings"),
+    "redact": ("flightdeck.launch.steps._redact", "redact"),
+    "run_list": ("flightdeck.launch.engine._report", "run_list"),
+    "run_report": ("flightdeck.launch.engine._report", "run_report"),
+    "ResumeDecisions": ("flightdeck.launch.engine._resume", "ResumeDecisions"),
+    "route_run": ("flightdeck.launch.engine._route", "route"),
+    "bwrap_path": ("flightdeck.launch.sandbox._bwrap", "bwrap_path"),
+    "Credential": ("flightdeck.launch.core._secrets", "Credential"),
+    "SecretStore": ("flightdeck.launch.core._secrets", "SecretStore"),
+    "StepServices": ("flightdeck.launch.core._services", "StepServices"),
+    "provider_from_settings": ("flightdeck.launch.core._services", "provider_from_settings"),
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
     "check_actions": ("flightdeck.launch._preflight", "check_actions"),
     "DryRun": ("flightdeck.launch._dryrun", "DryRun"),
@@ -136,19 +138,19 @@ _LAZY: dict[str, tuple[str, str]] = {
     "configured_runtime": ("flightdeck.launch._setup", "configured_runtime"),
     "configured_settings": ("flightdeck.launch._setup", "configured_settings"),
     "configured_temporal": ("flightdeck.launch._setup", "configured_temporal"),
-    "TemporalSettings": ("flightdeck.launch._setup", "TemporalSettings"),
-    "StepOutcome": ("flightdeck.launch._task", "StepOutcome"),
-    "StepSettings": ("flightdeck.launch._task", "StepSettings"),
-    "StepTask": ("flightdeck.launch._task", "StepTask"),
-    "TemporalEngine": ("flightdeck.launch._temporal_client", "TemporalEngine"),
-    "signal_approval": ("flightdeck.launch._temporal_client", "signal_approval"),
-    "describe_run": ("flightdeck.launch._temporal_client", "describe_run"),
-    "wait_for_run": ("flightdeck.launch._temporal_client", "wait_for_run"),
-    "run_worker": ("flightdeck.launch._temporal_worker", "run_worker"),
-    "TransformContext": ("flightdeck.launch._transforms", "TransformContext"),
-    "get_transform": ("flightdeck.launch._transforms", "get_transform"),
-    "register_transform": ("flightdeck.launch._transforms", "register_transform"),
-    "transform_names": ("flightdeck.launch._transforms", "transform_names"),
+    "TemporalSettings": ("flightdeck.launch.engine._route", "TemporalSettings"),
+    "StepOutcome": ("flightdeck.launch.core._task", "StepOutcome"),
+    "StepSettings": ("flightdeck.launch.core._task", "StepSettings"),
+    "StepTask": ("flightdeck.launch.core._task", "StepTask"),
+    "TemporalEngine": ("flightdeck.launch.temporal._client", "TemporalEngine"),
+    "signal_approval": ("flightdeck.launch.temporal._client", "signal_approval"),
+    "describe_run": ("flightdeck.launch.temporal._client", "describe_run"),
+    "wait_for_run": ("flightdeck.launch.temporal._client", "wait_for_run"),
+    "run_worker": ("flightdeck.launch.temporal._worker", "run_worker"),
+    "TransformContext": ("flightdeck.launch.steps._transforms", "TransformContext"),
+    "get_transform": ("flightdeck.launch.steps._transforms", "get_transform"),
+    "register_transform": ("flightdeck.launch.steps._transforms", "register_transform"),
+    "transform_names": ("flightdeck.launch.steps._transforms", "transform_names"),
 }
 
 
@@ -221,10 +223,14 @@ __all__ = [
 
 _LAZY_NAMES = _LazyNames(__name__, _LAZY)
 
+# The sub-packages hold the modules behind the names above; importing one sets
+# it on this package, but it is not one of the package's names.
+_PARTS = frozenset({"core", "engine", "image", "sandbox", "steps", "temporal"})
+
 
 def __getattr__(name: str) -> _typing.Any:
     return _LAZY_NAMES.load(name)
 
 
 def __dir__() -> list[str]:
-    return _LAZY_NAMES.names()
+    return [name for name in _LAZY_NAMES.names() if name not in _PARTS]

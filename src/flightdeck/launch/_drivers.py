@@ -47,20 +47,18 @@ from flightdeck.drivers import (
     load_driver,
 )
 from flightdeck.flightplan import CodePin, FlightPlan
-from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._invoker import ActionCall, ActionFailed, ActionInfo
+from flightdeck.launch._driver_index import DriverIndex
 from flightdeck.launch._pins import changed, compare, digest_for_freeze, pin_for, refused
-from flightdeck.launch._secrets import CREDENTIAL_SECRET
+from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.core._invoker import ActionCall, ActionFailed, ActionInfo
+from flightdeck.launch.core._secrets import CREDENTIAL_SECRET
 
 _TRANSIENT = ("TimeoutError", "ConnectionError", "TransientError", "Timeout")
 
 
-class DriverInvoker:
+class DriverInvoker(DriverIndex):
     def __init__(self, workspace: Path, libraries: Sequence[Path] = ()) -> None:
-        self.workspace = workspace
-        self.folders = [workspace / ".drivers", *libraries]
-        self._paths: dict[str, Path] | None = None
-        self._unreadable: list[Path] = []
+        super().__init__(workspace, libraries)
         self._drivers: dict[tuple[str, str], SdkDriver] = {}
         self._lock = asyncio.Lock()
         self._pins: dict[str, CodePin] = {}  # driver id -> the pin checked at launch
@@ -86,10 +84,6 @@ class DriverInvoker:
         from flightdeck.launch._preflight import check_actions
 
         return check_actions(plan, self.workspace, self.folders[1:])
-
-    def driver_file(self, connector: str) -> Path | None:
-        """The DRIVER.md launch would use for `connector` (nothing imported)."""
-        return self._index().get(connector)
 
     def _located(self, path: Path) -> tuple[str, str]:
         for index, folder in enumerate(self.folders):
@@ -123,19 +117,6 @@ class DriverInvoker:
             self._pins[pin.driver] = pin
             self._digests[pin.driver] = pin.digest
             self._index()[pin.driver] = file
-
-    def _index(self) -> dict[str, Path]:
-        if self._paths is None:
-            self._paths = {}
-            for folder in self.folders:
-                for file in sorted(folder.glob("*/DRIVER.md")) if folder.is_dir() else ():
-                    document = load_document(file, kind=DocumentKind.DRIVER).document
-                    driver_id = document.data.get("id") if document else None
-                    if isinstance(driver_id, str):
-                        self._paths.setdefault(driver_id, file)
-                    else:
-                        self._unreadable.append(file)
-        return self._paths
 
     def _path(self, connector: str) -> Path:
         path = self._index().get(connector)

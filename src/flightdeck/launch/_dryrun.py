@@ -21,10 +21,12 @@ from typing import Any
 
 from flightdeck.flightplan import FlightPlan, Input, TrustState
 from flightdeck.launch._drivers import DriverInvoker
-from flightdeck.launch._errors import LaunchError
 from flightdeck.launch._inputs import resolve_inputs
-from flightdeck.launch._launch import LaunchOptions, Runtime, VerifiedTarget, verify_target
+from flightdeck.launch._launch import LaunchOptions, verify_target
 from flightdeck.launch._pins import check_code
+from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.engine._runtime import Runtime
+from flightdeck.launch.engine._target import VerifiedTarget
 
 SOURCE_READ = "<read at launch>"
 
@@ -139,7 +141,7 @@ def _steps(
         if step.kind == "action-call" and step.action_ref:
             entry.update(_action_step(plan, step.id, step.action_ref, options, runtime))
         elif step.kind == "tool":
-            from flightdeck.launch._tool_step import _environment
+            from flightdeck.launch.sandbox._tool_step import _environment
 
             entry["command"] = list(step.command)
             # The words the step's audit record will use (a sandbox is assumed

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flightdeck.flightplan import FlightPlan, Input
-from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._paths import select
-from flightdeck.launch._values import summarize, value_hash
+from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.core._paths import select
+from flightdeck.launch.core._values import summarize, value_hash
 
 Prompt = Callable[[Input], str | None]
 SourceReader = Callable[[Input], Awaitable[Any]]

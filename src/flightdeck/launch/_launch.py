@@ -24,35 +24,33 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any
 
-from flightdeck.audit import AuditSink, default_sink
 from flightdeck.config import data_dir
 from flightdeck.flightplan import (
     FlightPlan,
     FlightPlanError,
     Input,
-    Keyring,
-    SkillStore,
-    TrustState,
     load_plan,
     verify_plan,
 )
-from flightdeck.launch._approval import Approvals
-from flightdeck.launch._audit import AuditRouter
-from flightdeck.launch._conclude import RunResult, conclude
-from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._events import EventSink, LaunchEvent, ignore
-from flightdeck.launch._executor import Executor, LocalExecutor
 from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
-from flightdeck.launch._journal import Journal, RunRow
 from flightdeck.launch._pins import check_code
 from flightdeck.launch._probe import ProbeResult, verify_credentials
-from flightdeck.launch._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
-from flightdeck.launch._route import check_executor
-from flightdeck.launch._scheduler import Scheduler
-from flightdeck.launch._services import StepServices
-from flightdeck.launch._task import StepOutcome, StepSettings, StepTask
+from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.core._task import StepOutcome, StepSettings, StepTask
+from flightdeck.launch.engine._approval import Approvals
+from flightdeck.launch.engine._audit import AuditRouter
+from flightdeck.launch.engine._conclude import RunResult, conclude
+from flightdeck.launch.engine._events import EventSink, LaunchEvent, ignore
+from flightdeck.launch.engine._executor import Executor, LocalExecutor
+from flightdeck.launch.engine._journal import Journal
+from flightdeck.launch.engine._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
+from flightdeck.launch.engine._route import check_executor
+from flightdeck.launch.engine._rows import RunRow
+from flightdeck.launch.engine._runtime import RunEngine, Runtime
+from flightdeck.launch.engine._scheduler import Scheduler
+from flightdeck.launch.engine._target import VerifiedTarget
 
 
 @dataclass
@@ -70,56 +68,6 @@ class LaunchOptions:
     on_event: EventSink = ignore
     verify_credentials: bool = False  # run trustContract.verification probes first
     decisions: ResumeDecisions = field(default_factory=ResumeDecisions)  # in-doubt steps
-
-
-@dataclass(frozen=True)
-class VerifiedTarget:
-    plan: FlightPlan
-    path: Path
-    content_hash: str
-    version: str | None = None
-    publisher: str | None = None
-    signer: str | None = None
-    unsigned: bool = False
-
-
-class RunEngine(Protocol):
-    """Walks a prepared run somewhere other than this process (Temporal:
-    `_temporal_client.TemporalEngine`) and returns its result, or a
-    `running` result when it detaches. The journal records `executor` and
-    `cluster()` with the run, so that its resume comes back here."""
-
-    executor: ClassVar[str]
-
-    def cluster(self) -> dict[str, Any]: ...
-
-    async def run(
-        self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path
-    ) -> RunResult: ...
-
-    async def check_resumable(self, run_id: str, recorded: Mapping[str, Any] | None) -> None:
-        """Raise a `LaunchError` unless the run is known not to walk there
-        (`recorded`: the cluster the journal holds for it): a resume must
-        not touch its journal rows while its steps may still finish."""
-
-
-@dataclass
-class Runtime:
-    """The process-local pieces of a launch; every one can be replaced."""
-
-    services: StepServices
-    executor: Executor | None = None
-    journal: Journal = field(default_factory=Journal)
-    audit: AuditSink = field(default_factory=default_sink)
-    audit_sinks: Mapping[str, AuditSink] = field(default_factory=dict)
-    store: SkillStore | None = None
-    keyring: Keyring | None = None
-    expected_key: bytes | None = None  # `launch --key PUB`: the signer must be this key
-    # `launch NAME@VERSION --allow-rollback`: run a version older than the
-    # newest verified (verify's rule: only when the version is named).
-    allow_rollback: bool = False
-    trust: TrustState | None = None  # default: data_dir()/trust.json
-    engine: RunEngine | None = None  # None: the scheduler walks the graph in this process
 
 
 def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> VerifiedTarget:

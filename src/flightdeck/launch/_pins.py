@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from flightdeck.drivers import CodeDigest, CodeDigestError, driver_code, record_mismatch
 from flightdeck.flightplan import CodePin, FlightPlan, FlightPlanError, action_refs, locate_plan
-from flightdeck.launch._errors import LaunchError
+from flightdeck.launch.core._errors import LaunchError
 
 UNPINNED = "code not pinned: the plan was frozen without code digests (re-freeze to pin)"
 
@@ -124,7 +124,7 @@ def frozen_workspace(target: str | Path | None, resume: str | None = None) -> Pa
     (its meta.json), if it still exists. Only a default for `--workspace`:
     the signed pins decide whether the code found there may run."""
     if target is None and resume is not None:
-        from flightdeck.launch._journal import Journal
+        from flightdeck.launch.engine._journal import Journal
 
         journal = Journal()
         try:

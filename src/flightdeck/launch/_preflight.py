@@ -1,14 +1,14 @@
 """Before launch: does every action ref reach a driver and a tool that fit?
 
 `check_actions` finds, for each `aileron:<driver>.<tool>` the plan calls, the
-driver launch would use (the same `DriverInvoker` lookup) and the TOOL.md it
-binds, and compares the step with that tool's contract: every required input
-is given, no argument the tool does not take, no argument bound to a value
-whose type the tool's input cannot have (`_arg_types`), and a step that declares
-several outputs gets them from properties the tool's outputs declare (launch
-splits a result by key). Nothing is imported and nothing runs. `lint
---workspace` and `freeze` report these; launch would otherwise fail on each
-of them after recording a run.
+driver launch would use (the `DriverIndex` lookup `DriverInvoker` uses) and
+the TOOL.md it binds, and compares the step with that tool's contract: every
+required input is given, no argument the tool does not take, no argument
+bound to a value whose type the tool's input cannot have (`_arg_types`), and
+a step that declares several outputs gets them from properties the tool's
+outputs declare (launch splits a result by key). Nothing is imported and
+nothing runs. `lint --workspace` and `freeze` report these; launch would
+otherwise fail on each of them after recording a run.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from flightdeck.documents import Diagnostic, Document, DocumentKind, load_document, pointer_join
 from flightdeck.flightplan import FlightPlan
 from flightdeck.launch._arg_types import check_arg_types
-from flightdeck.launch._drivers import DriverInvoker
+from flightdeck.launch._driver_index import DriverIndex
 
 
 def _tool_document(driver_file: Path, action: str) -> Document | None:
@@ -103,7 +103,7 @@ def check_actions(
 ) -> list[Diagnostic]:
     """Diagnostics (JSON pointers into the SKILL.md frontmatter) for every
     action-call step whose driver, tool, args or outputs launch would refuse."""
-    invoker = DriverInvoker(workspace, libraries)
+    invoker = DriverIndex(workspace, libraries)
     found: list[Diagnostic] = []
     tools: dict[str, Document] = {}  # step id -> the TOOL.md it runs
     for step in plan.steps:

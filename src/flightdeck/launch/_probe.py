@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from flightdeck.flightplan import FlightPlan, TrustContract
-from flightdeck.launch._action import bind_credential, guarded_call, parse_ref
-from flightdeck.launch._audit import AuditRouter
-from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._invoker import ActionCall, ProbingInvoker
-from flightdeck.launch._secrets import Scrubber
-from flightdeck.launch._services import StepServices
+from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.core._invoker import ActionCall, ProbingInvoker
+from flightdeck.launch.core._secrets import Scrubber
+from flightdeck.launch.core._services import StepServices
+from flightdeck.launch.engine._audit import AuditRouter
+from flightdeck.launch.steps._action import bind_credential, guarded_call, parse_ref
 
 PROBE_TOOLS = ("{action}.verify", "verification")
 

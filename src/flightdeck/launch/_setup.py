@@ -26,20 +26,20 @@ Configuration (`flightdeck.toml` in the workspace, or the user config):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flightdeck.audit import default_sink
 from flightdeck.config import ConfigError, load_config
-from flightdeck.launch._audit import sink_from_spec
 from flightdeck.launch._drivers import DriverInvoker
-from flightdeck.launch._errors import LaunchError
-from flightdeck.launch._journal import Journal
-from flightdeck.launch._launch import Runtime
-from flightdeck.launch._secrets import SecretStore
-from flightdeck.launch._services import StepServices
-from flightdeck.launch._task import StepSettings
+from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.core._secrets import SecretStore
+from flightdeck.launch.core._services import StepServices
+from flightdeck.launch.core._task import StepSettings
+from flightdeck.launch.engine._audit import sink_from_spec
+from flightdeck.launch.engine._journal import Journal
+from flightdeck.launch.engine._route import TemporalSettings
+from flightdeck.launch.engine._runtime import Runtime
 
 
 def _config(workspace: Path) -> Any:
@@ -166,19 +166,6 @@ def _invalid(config: Any, key: str, wanted: str, got: Any, table: str = "launch"
         f"[{table}] {key} must be {wanted}, got {got!r} (in {where})",
         hint=f"fix or remove [{table}] {key}; the default is {_DEFAULTS[key]}",
     )
-
-
-@dataclass(frozen=True)
-class TemporalSettings:
-    """Where Temporal runs go: flags first, then `[temporal]`."""
-
-    executor: str = "local"
-    address: str | None = None
-    task_queue: str = "flightdeck"
-    tool_task_queue: str | None = None
-    namespace: str = "default"
-    heartbeat_timeout: float = 30.0
-    sticky_timeout: float = 10.0  # a worker's sticky queue schedule-to-start timeout
 
 
 def configured_temporal(workspace: Path, **overrides: Any) -> TemporalSettings:

@@ -1,0 +1,159 @@
+"""A Temporal worker: runs the steps, journal writes and conclusions of runs.
+
+Every activity here does on the worker what the local launch does in the
+launcher, with the worker's own `Runtime`: `step` calls `execute_step` with
+the worker's services (its invoker, secret store, provider) and writes each
+action try's audit record as the try ends; `apply` writes the journal rows
+and audit records the workflow buffered; `conclude` materializes the
+outputs and settles the run's status. The journal and audit are therefore
+the same stores `runs list|show` read, provided the workers share them with
+the launcher (same data directory, or a shared one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity
+from temporalio.worker import Worker
+
+from flightdeck.flightplan import read_plan
+from flightdeck.launch.core._task import StepTask
+from flightdeck.launch.engine._audit import AuditRouter
+from flightdeck.launch.engine._conclude import conclude
+from flightdeck.launch.engine._executor import execute_step
+from flightdeck.launch.engine._runtime import Runtime
+from flightdeck.launch.engine._target import VerifiedTarget
+from flightdeck.launch.temporal._client import connect
+from flightdeck.launch.temporal._workflow import (
+    APPLY_ACTIVITY,
+    CONCLUDE_ACTIVITY,
+    STEP_ACTIVITY,
+    FlightPlanWorkflow,
+    state_from_dict,
+)
+
+
+class StepActivities:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.router = AuditRouter(runtime.audit, runtime.audit_sinks)
+
+    @activity.defn(name=STEP_ACTIVITY)
+    async def step(self, data: dict[str, Any]) -> dict[str, Any]:
+        task = StepTask.from_dict(data)
+        beat = asyncio.ensure_future(_heartbeat())
+        try:
+            outcome = await execute_step(task, self.runtime.services, self.router.write)
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+        return outcome.to_dict()
+
+    @activity.defn(name=APPLY_ACTIVITY)
+    async def apply(self, ops: list[dict[str, Any]]) -> None:
+        apply_ops(self.runtime, self.router, ops)
+
+    @activity.defn(name=CONCLUDE_ACTIVITY)
+    async def conclude(self, spec: dict[str, Any]) -> dict[str, Any]:
+        verified = VerifiedTarget(
+            read_plan(spec["plan"], spec["body"]),
+            Path(spec["path"]),
+            spec["content_hash"],
+            spec.get("version"),
+            spec.get("publisher"),
+            spec.get("signer"),
+            bool(spec.get("unsigned")),
+        )
+        result = conclude(
+            verified,
+            spec["run_id"],
+            state_from_dict(spec["state"]),
+            Path(spec["out_dir"]),
+            self.runtime.journal,
+            self.runtime.audit,
+            self.router,
+        )
+        return result.to_dict()
+
+
+async def _heartbeat() -> None:
+    # The server notices a dead worker when heartbeats stop; beat three
+    # times per timeout so one late beat does not count as a loss.
+    timeout = activity.info().heartbeat_timeout
+    every = timeout.total_seconds() / 3 if timeout else 10.0
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(every)
+
+
+def apply_ops(runtime: Runtime, router: AuditRouter, ops: Sequence[Mapping[str, Any]]) -> None:
+    """Write the workflow's buffered journal rows and audit records, in order,
+    the journal rows in one transaction."""
+    journal = runtime.journal
+    with journal.batch():
+        for op in ops:
+            name, run_id = op["op"], op["run_id"]
+            if name == "step_started":
+                journal.step_started(run_id, op["step_id"], op["kind"], op["approval"])
+            elif name == "step_finished":
+                journal.step_finished(
+                    run_id,
+                    op["step_id"],
+                    op["kind"],
+                    op["status"],
+                    attempts=op["attempts"],
+                    result=op["result"],
+                    error=op["error"],
+                    approval=op["approval"],
+                )
+            elif name == "run_status":
+                journal.set_run_status(run_id, op["status"])
+            elif name == "audit":
+                router.write(run_id, op["kind"], op["fields"])
+
+
+async def run_worker(
+    address: str,
+    task_queue: str,
+    runtime: Runtime,
+    *,
+    namespace: str = "default",
+    max_concurrent_steps: int = 16,
+    ready: asyncio.Event | None = None,
+    sticky_timeout: timedelta = timedelta(seconds=10),
+    heartbeat_every: timedelta = timedelta(seconds=5),
+) -> None:
+    """Serve `task_queue` until cancelled: the run workflows and their steps.
+    `sticky_timeout` (`[temporal] sticky_timeout`, `worker --sticky-timeout`):
+    how long a run's next workflow task waits on this worker's sticky queue
+    (this worker holds the run's state cached) before any worker takes it.
+    It is the pause a run can take on top of the heartbeat timeout when
+    this worker dies: the server queues the task there as long as it heard
+    from the worker in the last 10 seconds (a rule of the Temporal server,
+    not configurable), then waits up to this long (docs/launch.md,
+    "Executors"). `heartbeat_every`: the most time between two heartbeats
+    reaching the server. The SDK otherwise sends one per 80% of the heartbeat
+    timeout, which leaves a loaded worker a fifth of the timeout before a
+    live step counts as lost."""
+    client = await connect(address, namespace)
+    activities = StepActivities(runtime)
+    worker = Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[FlightPlanWorkflow],
+        activities=[activities.step, activities.apply, activities.conclude],
+        max_concurrent_activities=max_concurrent_steps,
+        sticky_queue_schedule_to_start_timeout=sticky_timeout,
+        max_heartbeat_throttle_interval=heartbeat_every,
+    )
+    async with worker:
+        if ready is not None:
+            ready.set()
+        await asyncio.Event().wait()  # until cancelled (Ctrl-C, SIGTERM)

@@ -1,0 +1,290 @@
+"""The Temporal workflow of a Flight Plan run: it only walks the frozen graph.
+
+The workflow runs the same `Scheduler` as a local launch, with two
+replacements: its executor turns each `StepTask` into an activity, and its
+journal and audit are a buffer of writes that a worker applies (workflow code
+may do no I/O). The buffer is flushed, by one activity, before the steps of a
+scheduling round start, so a step's `started` row is on disk before the step
+runs, as locally. Nothing here reads a clock, a file or a random source;
+the plan arrives as its frontmatter data and is read by the pure
+`read_plan`.
+
+Worker loss: a step activity heartbeats; when its worker dies the heartbeat
+times out. A step safe to run again (everything but an action call that is
+neither `safeToRetry` nor keyed) is retried on another worker by the
+activity's retry policy; any other is not retried and fails with
+`resume.in_doubt`, exactly what a local resume records for it, so
+`launch --resume RUN --accept|--retry STEP` decides it. A step's own failure
+comes back as a value (the runtime's own retries already ran), never as an
+activity failure, so Temporal never repeats a call the runtime gave up on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from flightdeck.flightplan import FlightPlan, TrustContract, read_plan
+    from flightdeck.launch.core._errors import LaunchError
+    from flightdeck.launch.core._task import StepOutcome, StepSettings, StepTask
+    from flightdeck.launch.engine._approval import Approvals
+    from flightdeck.launch.engine._scheduler import Scheduler, StepState
+
+WORKFLOW = "flightdeck.FlightPlan"
+STEP_ACTIVITY = "flightdeck.step"
+APPLY_ACTIVITY = "flightdeck.apply"
+CONCLUDE_ACTIVITY = "flightdeck.conclude"
+
+# Journal and audit writes are upserts and appends on the worker's stores;
+# a few quick tries cover a worker lost while applying them.
+_BOOKKEEPING = RetryPolicy(initial_interval=timedelta(seconds=0.2), maximum_attempts=5)
+
+
+def safe_to_rerun(task: StepTask) -> bool:
+    """As `engine._resume.in_doubt` decides: only an action call that is neither
+    `safeToRetry` nor keyed by an idempotency key may have taken effect."""
+    if task.kind != "action-call":
+        return True
+    contract = TrustContract.read(task.contract)
+    return contract is not None and (contract.safe_to_retry or contract.idempotency_key)
+
+
+class WriteBuffer:
+    """The scheduler's journal and audit inside the workflow: each write is
+    kept as plain data until `take()` hands them to an activity."""
+
+    def __init__(self) -> None:
+        self.ops: list[dict[str, Any]] = []
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        yield  # the flush before the round's steps start is the transaction
+
+    def step_started(self, run_id: str, step_id: str, kind: str, approval: str | None) -> None:
+        self.ops.append(
+            {"op": "step_started", "run_id": run_id, "step_id": step_id, "kind": kind}
+            | {"approval": approval}
+        )
+
+    def step_finished(
+        self,
+        run_id: str,
+        step_id: str,
+        kind: str,
+        status: str,
+        *,
+        attempts: int = 0,
+        result: Any = None,
+        error: dict[str, Any] | None = None,
+        approval: str | None = None,
+    ) -> None:
+        self.ops.append(
+            {"op": "step_finished", "run_id": run_id, "step_id": step_id, "kind": kind}
+            | {"status": status, "attempts": attempts, "result": result}
+            | {"error": error, "approval": approval}
+        )
+
+    def write(self, run_id: str, kind: str, fields: Mapping[str, Any]) -> None:
+        self.ops.append({"op": "audit", "run_id": run_id, "kind": kind, "fields": dict(fields)})
+
+    def run_status(self, run_id: str, status: str) -> None:
+        self.ops.append({"op": "run_status", "run_id": run_id, "status": status})
+
+    def take(self) -> list[dict[str, Any]]:
+        ops, self.ops = self.ops, []
+        return ops
+
+
+class ActivityExecutor:
+    """The `Executor` inside the workflow: each step is one activity, its id
+    `<run id>/<step id>`, on the run's task queue (a tool step on the tool
+    queue when the run names one)."""
+
+    def __init__(self, buffer: WriteBuffer, spec: Mapping[str, Any]) -> None:
+        self.buffer = buffer
+        self.spec = spec
+        self.lock = asyncio.Lock()
+        self.flushes = 0
+
+    async def flush(self) -> None:
+        async with self.lock:
+            ops = self.buffer.take()
+            if not ops:
+                return
+            self.flushes += 1
+            # A local activity: it runs on the worker running this workflow
+            # task, without a round trip through the server's queues.
+            await workflow.execute_local_activity(
+                APPLY_ACTIVITY,
+                ops,
+                activity_id=f"{self.spec['run_id']}/journal/{self.flushes}",
+                start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=_BOOKKEEPING,
+            )
+
+    def queue(self, task: StepTask) -> str:
+        # Tool steps need the sandbox and the image cache: they may go to the
+        # workers that have them.
+        if task.kind == "tool" and self.spec.get("tool_task_queue"):
+            return str(self.spec["tool_task_queue"])
+        return str(self.spec["task_queue"])
+
+    async def submit(self, task: StepTask) -> StepOutcome:
+        await self.flush()
+        safe = safe_to_rerun(task)
+        settings = task.settings
+        policy = RetryPolicy(
+            initial_interval=timedelta(seconds=max(settings.retry_base_delay, 0.1)),
+            maximum_attempts=max(settings.retry_attempts, 1) if safe else 1,
+        )
+        try:
+            data = await workflow.execute_activity(
+                STEP_ACTIVITY,
+                task.to_dict(),
+                activity_id=f"{task.run_id}/{task.step_id}",
+                task_queue=self.queue(task),
+                start_to_close_timeout=timedelta(seconds=float(self.spec["step_timeout"])),
+                heartbeat_timeout=timedelta(seconds=float(self.spec["heartbeat_timeout"])),
+                retry_policy=policy,
+            )
+        except ActivityError as exc:
+            return StepOutcome.failed(lost(task, safe, exc))
+        return StepOutcome.from_dict(data)
+
+
+def lost(task: StepTask, safe: bool, exc: ActivityError) -> dict[str, Any]:
+    """The error of a step whose worker never reported back."""
+    ref = task.step.get("actionRef")
+    if not safe:
+        return LaunchError(
+            "resume.in_doubt",
+            f"step {task.step_id} ({ref}) was interrupted mid-call (its worker was lost) and is"
+            " not safe to retry; it may already have taken effect, so it is not run again",
+            step=task.step_id,
+            hint=f"check the target system; then resume with --accept {task.step_id}=OUTPUTS_JSON"
+            f" (it took effect) or --retry {task.step_id} (run it again)",
+        ).to_dict()
+    cause = str(exc.cause) if exc.cause is not None else exc.message
+    return LaunchError(
+        "temporal.step_lost",
+        f"step {task.step_id} did not finish on any worker: {cause}",
+        step=task.step_id,
+        hint="check that workers serve the task queue; the run can be resumed",
+    ).to_dict()
+
+
+def state_to_dict(state: StepState) -> dict[str, Any]:
+    return {
+        "done": state.done,
+        "failed": state.failed,
+        "pending": sorted(state.pending),
+        "blocked": sorted(state.blocked),
+    }
+
+
+def state_from_dict(data: Mapping[str, Any]) -> StepState:
+    return StepState(
+        done=dict(data.get("done", {})),
+        failed=dict(data.get("failed", {})),
+        pending=set(data.get("pending", [])),
+        blocked=set(data.get("blocked", [])),
+    )
+
+
+@workflow.defn(name=WORKFLOW)
+class FlightPlanWorkflow:
+    """One run. Signals `approve` / `deny` (lists of step ids) decide steps
+    left pending approval while the run holds for them."""
+
+    def __init__(self) -> None:
+        self.approved: set[str] = set()
+        self.denied: set[str] = set()
+        self.pending: set[str] = set()
+        self.concluded = 0
+
+    @workflow.signal
+    def approve(self, steps: list[str]) -> None:
+        self.approved.update(steps)
+
+    @workflow.signal
+    def deny(self, steps: list[str]) -> None:
+        self.denied.update(steps)
+
+    @workflow.query
+    def waiting(self) -> list[str]:
+        return sorted(self.pending)
+
+    @workflow.run
+    async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
+        plan = read_plan(spec["plan"], spec["body"])
+        buffer = WriteBuffer()
+        executor = ActivityExecutor(buffer, spec)
+        state = state_from_dict(spec["state"])
+        approve, decisions = set(spec["approve"]), dict(spec["decisions"])
+        while True:
+            state = await self._walk(plan, spec, executor, buffer, state, approve, decisions)
+            result = await self._conclude(spec, state)
+            self.pending = set(state.pending)
+            if not state.pending or not spec["hold_for_approval"]:
+                return result
+            await workflow.wait_condition(
+                lambda: bool((self.approved | self.denied) & self.pending)
+            )
+            approve |= self.approved & self.pending
+            decisions |= {step: "deny" for step in self.denied & self.pending}
+            self.pending = set()  # walking again: the `waiting` query says so
+            state.pending.clear()
+            state.blocked.clear()
+            buffer.run_status(spec["run_id"], "running")
+            buffer.write(spec["run_id"], "launch.resume", {"plan": plan.name, "by": "signal"})
+
+    async def _walk(
+        self,
+        plan: FlightPlan,
+        spec: Mapping[str, Any],
+        executor: ActivityExecutor,
+        buffer: WriteBuffer,
+        state: StepState,
+        approve: set[str],
+        decisions: dict[str, str],
+    ) -> StepState:
+        scheduler = Scheduler(
+            plan=plan,
+            run_id=spec["run_id"],
+            inputs=spec["inputs"],
+            launch_time=spec["launch_time"],
+            executor=executor,
+            journal=buffer,
+            audit=buffer,
+            approvals=Approvals(frozenset(approve), decisions),
+            settings=StepSettings(**spec["settings"]),
+            max_parallel=int(spec["max_parallel"]),
+            replay=spec["replay"],
+            state=state,
+        )
+        try:
+            state = await scheduler.run()
+        except LaunchError as exc:  # a plan no launch would start; nothing to retry
+            raise ApplicationError(exc.message, exc.to_dict(), non_retryable=True) from None
+        await executor.flush()
+        return state
+
+    async def _conclude(self, spec: Mapping[str, Any], state: StepState) -> dict[str, Any]:
+        self.concluded += 1
+        result: dict[str, Any] = await workflow.execute_activity(
+            CONCLUDE_ACTIVITY,
+            {**spec, "state": state_to_dict(state)},
+            activity_id=f"{spec['run_id']}/conclude/{self.concluded}",
+            task_queue=spec["task_queue"],
+            start_to_close_timeout=timedelta(seconds=300),
+            retry_policy=_BOOKKEEPING,
+        )
+        return result
