@@ -119,6 +119,33 @@ INSIDE: dict[str, dict[str, set[str]]] = {
         "launch.image": {"launch.core"},
         "launch.core": set(),
     },
+    "agent": {
+        # the JSON Stream Protocol's models and line checks: the vocabulary
+        "agent.protocol": set(),
+        "agent.tools": set(),
+        "agent.mcp": {"agent.tools"},
+        # the engine knows no transport and no extension (they register with it)
+        "agent.engine": {"agent.protocol", "agent.tools"},
+        "agent.stream": {"agent.protocol", "agent.engine", "agent.tools"},
+        "agent.extensions": {"agent.protocol", "agent.engine", "agent.tools", "agent.mcp"},
+        # the app (`_app`, `_startup`, `__init__`): wires a transport to the engine
+        "agent": {
+            "agent.protocol",
+            "agent.engine",
+            "agent.stream",
+            "agent.extensions",
+            "agent.tools",
+        },
+        "agent.terminal": {"agent", "agent.protocol", "agent.engine", "agent.extensions"},
+        "agent.acp": {
+            "agent",
+            "agent.protocol",
+            "agent.engine",
+            "agent.stream",
+            "agent.extensions",
+            "agent.tools",
+        },
+    },
 }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flightdeck.agent._limits import MAX_FILES, MAX_ID_CHARS, MAX_ITEMS, MAX_PATH_CHARS
+from flightdeck.agent.protocol._limits import MAX_FILES, MAX_ID_CHARS, MAX_ITEMS, MAX_PATH_CHARS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "agent" / "command_decisions.json.gz"
 

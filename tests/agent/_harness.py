@@ -12,7 +12,7 @@ from typing import Any
 
 from flightdeck.agent import AgentSession, AgentSettings
 from flightdeck.agent import protocol as p
-from flightdeck.agent._store import Loaded, Session
+from flightdeck.agent.engine._store import Loaded, Session
 from flightdeck.llm import (
     Request,
     Response,

@@ -1,5 +1,5 @@
 """A plain `agent --json-stream` start writes `ready` before the engine is
-loaded (agent/_early.py). Through the real process: the same bytes as the
+loaded (agent/stream/_early.py). Through the real process: the same bytes as the
 usual path for the same flags, environment and config; the same `error`
 line and exit code for a setup failure; nothing a host sends meanwhile is
 lost or reordered; a stop signal before the engine serves still ends the
@@ -207,11 +207,12 @@ def test_the_plain_path_needs_neither_the_engine_nor_pydantic(tmp_path: Path) ->
     FLIGHTDECK_HOME says where the user directories are."""
     code = (
         "import sys\n"
-        "from flightdeck.agent import _early\n"
+        "from flightdeck.agent.stream import _early\n"
         "write = _early.write_line\n"
         "def first(out, line):\n"
-        "    print(sorted(m for m in ('pydantic', 'asyncio', 'click', 'flightdeck.agent._engine',"
-        " 'flightdeck.agent._protocol', 'tomllib', 'platformdirs') if m in sys.modules),"
+        "    print(sorted(m for m in ('pydantic', 'asyncio', 'click',"
+        " 'flightdeck.agent.engine._session', 'flightdeck.agent.protocol._models',"
+        " 'tomllib', 'platformdirs') if m in sys.modules),"
         " file=sys.stderr, flush=True)\n"
         "    write(out, line)\n"
         "_early.write_line = first\n"
@@ -222,7 +223,7 @@ def test_the_plain_path_needs_neither_the_engine_nor_pydantic(tmp_path: Path) ->
 
 
 def test_only_a_plain_start_is_prepared_early(tmp_path: Path) -> None:
-    from flightdeck.agent._early import is_plain
+    from flightdeck.agent.stream._early import is_plain
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -248,13 +249,13 @@ def test_the_provider_client_is_prepared_beside_the_engine_import(tmp_path: Path
     store is read on another core while the engine loads."""
     code = (
         "import sys, threading\n"
-        "from flightdeck.agent import _early\n"
+        "from flightdeck.agent.stream import _early\n"
         "real = _early.early_ready\n"
         "def early(*args):\n"
         "    done = real(*args)\n"
         "    names = [t.name for t in threading.enumerate()]\n"
-        "    print('flightdeck-llm-warm' in names, 'flightdeck.agent._engine' in sys.modules,"
-        " file=sys.stderr, flush=True)\n"
+        "    print('flightdeck-llm-warm' in names,"
+        " 'flightdeck.agent.engine._session' in sys.modules, file=sys.stderr, flush=True)\n"
         "    return done\n"
         "_early.early_ready = early\n"
         "from flightdeck.cli import main\n"

@@ -34,7 +34,7 @@ def wrapped(cls, *args, **kwargs):
         made.append(f"{cls.__module__}.{cls.__qualname__}")
     return process(cls, *args, **kwargs)
 dataclasses._process_class = wrapped
-from flightdeck.agent import _transport
+from flightdeck.agent.stream import _transport
 call, serve = _transport.LineWriter.__call__, _transport.serve
 seen = []
 def report(when):

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flightdeck import llm
-from flightdeck.agent._codec import (
+from flightdeck.agent.engine._codec import (
     block_from_json,
     block_to_json,
     message_from_json,

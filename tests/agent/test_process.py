@@ -91,7 +91,7 @@ def test_spec_3_1_ready_first_then_3_2_message_turn(server: FakeLLMServer, ws: P
             "Bash",
             "Glob",
             "Grep",
-            "Spawn",  # agent part 2 (src/flightdeck/agent/_spawn.py)
+            "Spawn",  # agent part 2 (src/flightdeck/agent/extensions/_spawn.py)
         }
         agent.close_stdin()
         assert agent.wait() == 0

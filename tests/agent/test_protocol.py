@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flightdeck.agent import protocol as p
-from flightdeck.agent._protocol import McpServerInfo, mcp_server_data
+from flightdeck.agent.protocol._models import McpServerInfo, mcp_server_data
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 

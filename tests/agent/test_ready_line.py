@@ -16,12 +16,12 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._extensions import attach_extensions
-from flightdeck.agent._ready_line import ready_line
-from flightdeck.agent._settings import PROVIDERS, AgentSettings, resolve_settings
-from flightdeck.agent._store import Session
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.engine._settings import PROVIDERS, AgentSettings, resolve_settings
+from flightdeck.agent.engine._store import Session
+from flightdeck.agent.extensions._load import attach_extensions
+from flightdeck.agent.protocol import _models as p
+from flightdeck.agent.stream._ready_line import ready_line
 from flightdeck.llm import ScriptedProvider
 
 _IDS = st.one_of(
@@ -107,8 +107,8 @@ def test_imports_no_pydantic_nor_asyncio() -> None:
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from flightdeck.agent._ready_line import ready_line\n"
-        "from flightdeck.agent._settings import AgentSettings\n"
+        "from flightdeck.agent.stream._ready_line import ready_line\n"
+        "from flightdeck.agent.engine._settings import AgentSettings\n"
         "ready_line(AgentSettings(workspace=Path('.'), provider='openai'), 's', 'off')\n"
         "print(sorted(m for m in ('pydantic', 'asyncio', 'click') if m in sys.modules))\n"
     )

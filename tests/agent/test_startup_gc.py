@@ -19,7 +19,7 @@ from flightdeck.agent._startup import pause_gc, resume_gc
 
 _JSON_STREAM = """
 import gc, os, sys
-from flightdeck.agent import _early, _transport
+from flightdeck.agent.stream import _early, _transport
 flush, serve = _transport.LineWriter.flush, _transport.serve
 write_line = _early.write_line
 seen = []

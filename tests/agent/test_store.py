@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.agent import SessionError, SessionStore
-from flightdeck.agent._codec import message_from_json, message_to_json
+from flightdeck.agent.engine._codec import message_from_json, message_to_json
 from flightdeck.llm import (
     ImageBlock,
     Message,

@@ -30,7 +30,7 @@ def _imported(args: list[str], cwd: Path, send: bytes = b"") -> set[str]:
 
 def test_json_stream_does_not_import_acp(tmp_path: Path) -> None:
     modules = _imported(["--json-stream"], tmp_path)
-    assert "flightdeck.agent._engine" in modules  # the probe saw the agent start
+    assert "flightdeck.agent.engine._session" in modules  # the probe saw the agent start
     assert not {m for m in modules if m == "acp" or m.startswith(("acp.", "flightdeck.agent.acp"))}
 
 
@@ -69,10 +69,10 @@ def test_acp_answers_initialize_without_the_engine(tmp_path: Path) -> None:
     modules = set(json.loads(done.stderr.decode().splitlines()[-1]))
     assert "flightdeck.agent.acp._server" in modules
     unwanted = {
-        "flightdeck.agent._engine",
-        "flightdeck.agent._protocol",
+        "flightdeck.agent.engine._session",
+        "flightdeck.agent.protocol._models",
         "flightdeck.agent._app",
-        "flightdeck.agent._store",
+        "flightdeck.agent.engine._store",
         "flightdeck.agent.tools",
         "flightdeck.agent.acp._sessions",
         "flightdeck.agent.acp._bridge",

@@ -11,7 +11,7 @@ import pytest
 
 from flightdeck.agent import SettingsError, resolve_settings
 from flightdeck.agent import protocol as p
-from flightdeck.agent._compaction import (
+from flightdeck.agent.engine._compaction import (
     CLEARED,
     clear_tool_results,
     estimate_tokens,

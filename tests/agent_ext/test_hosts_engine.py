@@ -9,7 +9,7 @@ from typing import Any
 
 from flightdeck.agent import protocol as p
 from flightdeck.agent._app import open_session
-from flightdeck.agent._settings import AgentSettings
+from flightdeck.agent.engine._settings import AgentSettings
 from tests.agent._harness import Harness, Step
 
 

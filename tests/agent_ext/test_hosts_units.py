@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flightdeck.agent._aionrs_compat import merge, read_compat
-from flightdeck.agent._approval import ApprovalPolicy, root_commands
+from flightdeck.agent.engine._aionrs_compat import merge, read_compat
+from flightdeck.agent.engine._approval import ApprovalPolicy, root_commands
 from flightdeck.llm import ProviderError
 from flightdeck.llm._openai import compatible_base_url
 

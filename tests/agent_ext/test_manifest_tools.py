@@ -10,7 +10,11 @@ from typing import Any
 import pytest
 
 from flightdeck.agent import protocol as p
-from flightdeck.agent._manifest_tools import ManifestTool, discover_manifest_tools, object_schema
+from flightdeck.agent.extensions._manifest_tools import (
+    ManifestTool,
+    discover_manifest_tools,
+    object_schema,
+)
 from flightdeck.agent.tools import Workspace
 from flightdeck.audit import MemoryAuditSink
 from tests.agent._harness import Harness, Step

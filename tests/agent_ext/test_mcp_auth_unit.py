@@ -15,10 +15,10 @@ import httpx2
 import pytest
 from mcp.shared.auth import OAuthToken
 
-from flightdeck.agent._slash import is_command
 from flightdeck.agent.mcp import parse_mcp_config
 from flightdeck.agent.mcp._auth_callback import Callback, SignInError, free_port, redirect_uri
 from flightdeck.agent.mcp._auth_store import TokenFile, token_path
+from flightdeck.agent.terminal._slash import is_command
 
 
 def test_the_token_file_is_private_per_url_and_a_damaged_one_is_ignored(fd_home: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from flightdeck.agent import SessionStore
 from flightdeck.agent import protocol as p
-from flightdeck.agent._compaction import CLEARED
+from flightdeck.agent.engine._compaction import CLEARED
 from flightdeck.llm import TextBlock, ToolResultBlock
 from tests.agent._harness import Harness, Step
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.agent import protocol as p
-from flightdeck.agent._spawn import MAX_TASKS, SpawnTool
+from flightdeck.agent.extensions._spawn import MAX_TASKS, SpawnTool
 from flightdeck.llm import TextBlock, ToolResultBlock
 from tests.agent._harness import Harness, Step
 from tests.agent_ext._routed import RoutedProvider

@@ -7,8 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from flightdeck.agent._extensions import load_extensions, workspace_starts
-from flightdeck.agent._settings import AgentSettings
+from flightdeck.agent.engine._settings import AgentSettings
+from flightdeck.agent.extensions._load import load_extensions, workspace_starts
 from flightdeck.agent.mcp import parse_mcp_config
 from flightdeck.config import Trust, config_dir, load_config, set_trust
 from tests.agent_ext.test_workspace_trust_process import probe_toml

@@ -171,11 +171,11 @@ def test_a_local_launch_never_imports_temporal(tmp_path: Path) -> None:
 
 # `agent --json-stream`: the modules imported when `ready` is written (the
 # provider SDK is imported after it, in the background: flightdeck.llm.warm).
-# A plain start writes it before the engine (agent/_early.py); any other
+# A plain start writes it before the engine (agent/stream/_early.py); any other
 # through the engine's writer.
 _READY_PROBE = """
 import json, os, sys
-from flightdeck.agent import _early
+from flightdeck.agent.stream import _early
 def report():
     print(json.dumps(sorted(sys.modules)), file=sys.stderr, flush=True)
     os._exit(0)
@@ -185,7 +185,7 @@ def early_write(out, line):
     report()
 _early.write_line = early_write
 if sys.argv[1:] == ["engine"]:  # imports the engine's writer (and msgspec) here
-    from flightdeck.agent import _transport
+    from flightdeck.agent.stream import _transport
     flush = _transport.LineWriter.flush
     def first_flush(self):
         flush(self)
@@ -240,13 +240,13 @@ def test_agent_json_stream_imports_before_ready(tmp_path: Path, project: str | N
     if project is not None:
         (tmp_path / "flightdeck.toml").write_text(project)
     imported = _imported_at_ready(tmp_path, tmp_path)
-    assert "flightdeck.agent._setup" in imported  # the probe saw the session start
+    assert "flightdeck.agent.engine._setup" in imported  # the probe saw the session start
     forbidden = [
         *_NOT_AT_READY,
         "dataclasses",
         "asyncio",
-        "flightdeck.agent._engine",
-        "flightdeck.agent._protocol",
+        "flightdeck.agent.engine._session",
+        "flightdeck.agent.protocol._models",
         "flightdeck.agent.tools._bash",
     ]
     assert sorted(set(forbidden) & imported) == []
@@ -256,5 +256,5 @@ def test_agent_json_stream_imports_before_ready_through_the_engine(tmp_path: Pat
     # AionUi's compat file: its problems follow `ready`, so the engine writes it
     (tmp_path / ".aionrs.toml").write_text("")
     imported = _imported_at_ready(tmp_path, tmp_path, "engine")
-    assert "flightdeck.agent._engine" in imported  # the probe saw the session start
+    assert "flightdeck.agent.engine._session" in imported  # the probe saw the session start
     assert sorted(set(_NOT_AT_READY) & imported) == []

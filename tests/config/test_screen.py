@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck import config as config_module
-from flightdeck.agent._settings import MODES, AgentSettings, resolve_settings
-from flightdeck.agent._setup import SetupError, load_settings, settings_data
+from flightdeck.agent.engine._settings import MODES, AgentSettings, resolve_settings
+from flightdeck.agent.engine._setup import SetupError, load_settings, settings_data
 from flightdeck.agent.tools._sandbox import SANDBOX_MODES, SandboxSettings
 from flightdeck.config import (
     config_dir,

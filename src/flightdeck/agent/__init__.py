@@ -4,6 +4,14 @@ engine behind it, built-in tools and on-disk sessions.
 `AgentSession` holds a conversation and acts on protocol commands, emitting
 protocol events through a callable; `run_json_stream` wires it to stdin and
 stdout. Protocol models live in `flightdeck.agent.protocol`.
+
+Inside: `protocol/` (the wire's models and line checks), `engine/` (the
+session, turns, compaction, approvals, settings, the session store, start-up
+steps; no transport, no extension), `stream/` (the JSON stream transport and
+its early `ready`), `extensions/` (MCP servers in a session, `Spawn`, manifest
+tools; registered with the engine through its `Extension`), `terminal/` (the
+chat for a person), `acp/`, `mcp/` and `tools/`; this package's own modules
+are the app that wires them (`_app`, `_startup`).
 """
 
 import typing as _typing
@@ -12,9 +20,9 @@ from flightdeck._lazy import LazyNames as _LazyNames
 
 if _typing.TYPE_CHECKING:
     from flightdeck.agent._app import SetupError, run_json_stream, start
-    from flightdeck.agent._engine import AgentSession
-    from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_settings
-    from flightdeck.agent._store import Session, SessionError, SessionInfo, SessionStore
+    from flightdeck.agent.engine._session import AgentSession
+    from flightdeck.agent.engine._settings import AgentSettings, SettingsError, resolve_settings
+    from flightdeck.agent.engine._store import Session, SessionError, SessionInfo, SessionStore
 
 # Where each name lives. Imported on first use (PEP 562): `agent --acp` answers
 # `initialize` from `flightdeck.agent.acp` before the engine (protocol models,
@@ -23,14 +31,14 @@ _HOMES = {
     "SetupError": "_app",
     "run_json_stream": "_app",
     "start": "_app",
-    "AgentSession": "_engine",
-    "AgentSettings": "_settings",
-    "SettingsError": "_settings",
-    "resolve_settings": "_settings",
-    "Session": "_store",
-    "SessionError": "_store",
-    "SessionInfo": "_store",
-    "SessionStore": "_store",
+    "AgentSession": "engine._session",
+    "AgentSettings": "engine._settings",
+    "SettingsError": "engine._settings",
+    "resolve_settings": "engine._settings",
+    "Session": "engine._store",
+    "SessionError": "engine._store",
+    "SessionInfo": "engine._store",
+    "SessionStore": "engine._store",
 }
 
 

@@ -1,6 +1,9 @@
 """Start an agent session from flags, environment and config: the library
-side of `flightdeck agent`. Every start-up failure is a `SetupError` that the
-JSON-stream mode reports as an `error` event with `config_error`."""
+side of `flightdeck agent`, where the app wires a transport to the engine and
+the extensions (`run_json_stream`: the JSON stream; the terminal chat and ACP
+start theirs from `start` and `engine/_setup.py`). Every start-up failure is
+a `SetupError` that the JSON-stream mode reports as an `error` event with
+`config_error`."""
 
 from __future__ import annotations
 
@@ -11,17 +14,17 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
-from flightdeck.agent._early import probe_bubblewrap
-from flightdeck.agent._engine import AgentSession, Emit
-from flightdeck.agent._setup import Setup, prepare
-from flightdeck.agent._setup import SetupError as SetupError
-from flightdeck.agent._setup import load_settings as load_settings
-from flightdeck.agent._setup import make_provider as make_provider
-from flightdeck.agent._setup import open_session as open_session
-from flightdeck.agent._setup import sessions_root as sessions_root
+from flightdeck.agent.engine._session import AgentSession, Emit
+from flightdeck.agent.engine._setup import Setup, prepare
+from flightdeck.agent.engine._setup import SetupError as SetupError
+from flightdeck.agent.engine._setup import load_settings as load_settings
+from flightdeck.agent.engine._setup import make_provider as make_provider
+from flightdeck.agent.engine._setup import open_session as open_session
+from flightdeck.agent.engine._setup import sessions_root as sessions_root
+from flightdeck.agent.stream._early import probe_bubblewrap
 
 if TYPE_CHECKING:
-    from flightdeck.agent._early import Early
+    from flightdeck.agent.stream._early import Early
 
 
 class Started(msgspec.Struct):
@@ -63,11 +66,11 @@ async def run_json_stream(
     early: Early | None = None,
 ) -> int:
     """`flightdeck agent --json-stream`: returns the exit code. `early`: what
-    `_early.early_ready` did before the engine was imported (its `ready` line
+    `stream/_early.py`'s `early_ready` did before the engine was imported (its `ready` line
     is then already written, or its setup error is reported here)."""
-    from flightdeck.agent import _protocol as p
-    from flightdeck.agent._lines import read_lines, sigterm_hook
-    from flightdeck.agent._transport import LineWriter, serve
+    from flightdeck.agent.protocol import _models as p
+    from flightdeck.agent.stream._lines import read_lines, sigterm_hook
+    from flightdeck.agent.stream._transport import LineWriter, serve
 
     writer = LineWriter(stdout)
     # Finding a working bubblewrap spawns a process; it runs beside start-up.
@@ -90,7 +93,7 @@ async def run_json_stream(
         print(f"flightdeck agent: {exc}", file=sys.stderr)
         return 1
     session = started.session
-    from flightdeck.agent._extensions import attach_extensions
+    from flightdeck.agent.extensions._load import attach_extensions
 
     extensions = await attach_extensions(session)  # MCP, manifest tools, Spawn
     ready = extensions.decorate(session.ready_event())

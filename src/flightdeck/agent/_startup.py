@@ -6,7 +6,7 @@ allocations the collector walks the young objects and, as they pile up, the
 older generations: ~8% of the CPU spent before `ready`. `flightdeck agent`
 pauses it before its first heavy import; the JSON stream resumes it once
 `ready` is written and the engine is loaded (a plain start writes `ready`
-before loading it: agent/_early.py), ACP once `initialize` is answered.
+before loading it: agent/stream/_early.py), ACP once `initialize` is answered.
 Reference counting frees everything else as usual meanwhile.
 
 On resuming, what start-up built is frozen (`gc.freeze`) first. Otherwise

@@ -25,10 +25,10 @@ async def run_acp(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     import_acp()  # first: the cheap way, before anything else imports `acp`
     from acp import run_agent
 
-    from flightdeck.agent._lines import sigterm_hook
     from flightdeck.agent.acp._framing import StdioFrames
     from flightdeck.agent.acp._logging import one_line_logs
     from flightdeck.agent.acp._server import FlightdeckAgent
+    from flightdeck.agent.stream._lines import sigterm_hook
 
     one_line_logs()
     agent = FlightdeckAgent(flags, os.environ if env is None else env)

@@ -40,11 +40,11 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._engine import AgentSession
 from flightdeck.agent.acp._content import describe, locations, tool_kind
 from flightdeck.agent.acp._diffs import Diffs, Reader
 from flightdeck.agent.acp._mcp import announce_commands, show_sign_in
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.protocol import _models as p
 from flightdeck.agent.tools import ToolFailure
 from flightdeck.llm import Message, ToolUseBlock
 

@@ -10,7 +10,7 @@ the right shape (docs/acp.md, "Errors on the wire"):
 
 - a request or notification: a string `method`, an id that is a string, an
   integer or null (never a boolean), strict JSON nested at most as deep as
-  the JSON stream allows (`_limits.MAX_DEPTH`);
+  the JSON stream allows (`protocol/_limits.py`'s `MAX_DEPTH`);
 - a response: the id of a request the agent sent and has not seen answered,
   exactly one of `result` and `error`, an `error` an object with an integer
   `code` and a string `message`.
@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from flightdeck.agent._limits import MAX_LINE_BYTES, line_problem
+from flightdeck.agent.protocol._limits import MAX_LINE_BYTES, line_problem
 
 # `error.data.code` of the error put in place of a client's answer.
 RESPONSE_INVALID = "acp.response_invalid"

@@ -26,8 +26,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from flightdeck.agent._lines import Line, ProtocolProblem, read_lines
 from flightdeck.agent.acp._frames import FrameCheck
+from flightdeck.agent.stream._lines import Line, ProtocolProblem, read_lines
 
 
 def encode(message: dict[str, Any]) -> bytes:

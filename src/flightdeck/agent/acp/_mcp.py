@@ -6,14 +6,33 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import update_agent_message_text
 
-from flightdeck.agent import _protocol as p
+from flightdeck.agent.protocol import _models as p
 
 if TYPE_CHECKING:
-    from flightdeck.agent.acp._bridge import Bridge
+    from acp import Client
+
+    from flightdeck.agent.engine._session import AgentSession
+
+
+class Bridge(Protocol):
+    """The session's bridge (`_bridge.Bridge`) as these functions use it."""
+
+    @property
+    def client(self) -> Client: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def agent(self) -> AgentSession | None: ...
+    @property
+    def url_elicitation(self) -> bool: ...
+
+    async def send(self, update: Any) -> None: ...
+
+    def keep(self, task: asyncio.Task[None]) -> None: ...
 
 
 async def announce_commands(bridge: Bridge) -> None:

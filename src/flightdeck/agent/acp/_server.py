@@ -126,8 +126,8 @@ class FlightdeckAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        from flightdeck.agent import _protocol as p
         from flightdeck.agent.acp._sessions import set_mode_command
+        from flightdeck.agent.protocol import _models as p
 
         bridge = self._bridge(session_id)
         command = set_mode_command(mode_id)

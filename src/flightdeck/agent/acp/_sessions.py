@@ -25,9 +25,10 @@ from acp.schema import (
     SseMcpServer,
 )
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._setup import (
+from flightdeck.agent.acp._bridge import Bridge
+from flightdeck.agent.acp._diffs import Reader, read_disk, record_diffs
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.engine._setup import (
     SetupError,
     load_settings,
     make_provider,
@@ -35,9 +36,8 @@ from flightdeck.agent._setup import (
     sessions_root,
     with_model,
 )
-from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
-from flightdeck.agent.acp._bridge import Bridge
-from flightdeck.agent.acp._diffs import Reader, read_disk, record_diffs
+from flightdeck.agent.engine._store import Loaded, Session, SessionError, SessionStore
+from flightdeck.agent.protocol import _models as p
 
 MODES = [
     SessionMode(id="default", name="Ask", description="Ask before edits and commands"),
@@ -84,7 +84,7 @@ async def open_bridge(
         provider_factory=lambda changed: make_provider(changed, env)[0],
     )
     bridge.agent = agent
-    from flightdeck.agent._extensions import add_mcp_servers, attach_extensions
+    from flightdeck.agent.extensions._load import add_mcp_servers, attach_extensions
 
     extensions = await attach_extensions(agent)
     fs = capabilities.fs if capabilities else None

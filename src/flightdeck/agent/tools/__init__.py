@@ -21,7 +21,6 @@ if TYPE_CHECKING:
         Category,
         ProgressReport,
         Tool,
-        ToolFailure,
         ToolOutput,
         Workspace,
         arg_bool,
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     )
     from flightdeck.agent.tools._bash import BashTool, bash_call, bash_launch
     from flightdeck.agent.tools._edit import EditTool, replace_text, unified_diff
+    from flightdeck.agent.tools._failure import ToolFailure
     from flightdeck.agent.tools._glob import GlobTool
     from flightdeck.agent.tools._grep import GrepTool
     from flightdeck.agent.tools._read import IMAGE_TYPES, ReadTool, numbered_lines, read_window
@@ -47,7 +47,7 @@ _HOMES = {
     "Category": "_base",
     "ProgressReport": "_base",
     "Tool": "_base",
-    "ToolFailure": "_base",
+    "ToolFailure": "_failure",
     "ToolOutput": "_base",
     "Workspace": "_base",
     "arg_bool": "_base",

@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
+from flightdeck.agent.tools._failure import ToolFailure as ToolFailure
 from flightdeck.agent.tools._sandbox import SandboxSettings
 
 Category = Literal["info", "edit", "exec", "mcp"]
@@ -18,10 +19,6 @@ OutputType = Literal["text", "diff", "image"]
 
 # Tool output longer than this keeps its head and tail around a marker.
 MAX_OUTPUT_CHARS = 30_000
-
-
-class ToolFailure(Exception):
-    """A tool could not do what was asked; the message goes back to the model."""
 
 
 class ToolOutput(msgspec.Struct, frozen=True):

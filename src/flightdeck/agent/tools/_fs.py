@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
-from flightdeck.agent.tools._base import ToolFailure
+from flightdeck.agent.tools._failure import ToolFailure
 
 MAX_PATH_CHARS = 4096  # Linux PATH_MAX
 MAX_NAME_BYTES = 255  # NAME_MAX

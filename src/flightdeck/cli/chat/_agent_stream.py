@@ -81,7 +81,7 @@ def run_json_stream(flags: dict[str, Any]) -> NoReturn:
     pause_gc()  # until `ready` is out and the engine loaded: flightdeck/agent/_startup.py
     try:
         # A plain start writes `ready` before asyncio and the engine are imported.
-        from flightdeck.agent._early import early_ready
+        from flightdeck.agent.stream._early import early_ready
 
         early = early_ready(flags, os.environ, sys.stdout.buffer)
         import asyncio

@@ -12,7 +12,7 @@ import click
 
 def print_tools(flags: Mapping[str, Any], fmt: str) -> int:
     from flightdeck.agent._app import SetupError
-    from flightdeck.agent._extensions import list_tools
+    from flightdeck.agent.extensions._load import list_tools
 
     try:
         report = asyncio.run(list_tools(flags))

@@ -94,6 +94,6 @@ def agent(json_stream: bool, acp: bool, list_tools: bool, fmt: str, **flags: Any
         from flightdeck.cli.chat._agent_stream import run_json_stream
 
         run_json_stream(flags)
-    from flightdeck.agent._terminal import run_terminal
+    from flightdeck.agent.terminal._chat import run_terminal
 
     sys.exit(asyncio.run(run_terminal(flags)))

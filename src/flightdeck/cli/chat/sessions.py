@@ -66,7 +66,7 @@ def list_(fmt: str) -> None:
 def show(session_id: str, fmt: str) -> None:
     """One session's conversation (SESSION_ID or `latest`)."""
     from flightdeck.agent import SessionError
-    from flightdeck.agent._codec import message_to_json
+    from flightdeck.agent.engine._codec import message_to_json
 
     try:
         session = _store().open(session_id)

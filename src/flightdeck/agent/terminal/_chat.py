@@ -22,11 +22,11 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from flightdeck.agent import _protocol as p
 from flightdeck.agent._app import SetupError, start
-from flightdeck.agent._decode import read_command
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._slash import is_command, run_command, show_history
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.protocol import _models as p
+from flightdeck.agent.protocol._decode import read_command
+from flightdeck.agent.terminal._slash import is_command, run_command, show_history
 from flightdeck.config import Trust
 
 PROMPT = "\nyou › "
@@ -171,7 +171,7 @@ async def run_terminal(flags: Mapping[str, Any]) -> int:
         console.print(f"[bold red]error (config_error):[/] {exc}")
         return 1
     agent = started.session
-    from flightdeck.agent._extensions import attach_extensions
+    from flightdeck.agent.extensions._load import attach_extensions
 
     extensions = await attach_extensions(agent, trust)  # MCP, manifest tools, Spawn
     for problem in [*started.problems, *extensions.problems]:
@@ -198,7 +198,7 @@ async def _ask_trust(view: _View, flags: Mapping[str, Any]) -> Trust | None:
     MCP server commands, its drivers' code) or loosen a setting (its mode,
     sandbox, provider endpoint). None: nothing to ask, or no: the usual
     decision then holds them back and says how to trust."""
-    from flightdeck.agent._extensions import workspace_starts
+    from flightdeck.agent.extensions._load import workspace_starts
     from flightdeck.config import set_trust
 
     workspace = Path(flags.get("workspace") or ".").resolve()

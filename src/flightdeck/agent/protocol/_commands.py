@@ -1,6 +1,6 @@
 """The JSON Stream Protocol's commands (client -> agent, stdin), closed
 models that `read_command` (`_decode.py`) decodes a line into; re-exported
-by `_protocol.py` with the events."""
+by `_models.py` with the events."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta, field
 
-from flightdeck.agent._limits import MAX_FILES, MAX_ID_CHARS, MAX_PATH_CHARS
-from flightdeck.agent._wire import Mode, _Wire
+from flightdeck.agent.protocol._limits import MAX_FILES, MAX_ID_CHARS, MAX_PATH_CHARS
+from flightdeck.agent.protocol._wire import Mode, _Wire
 
 # ---- commands (stdin) -------------------------------------------------------
 

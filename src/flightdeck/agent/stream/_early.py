@@ -5,10 +5,11 @@ pydantic and the protocol models, the tools, the provider classes) takes
 most of the start-up, yet for the usual start nothing it computes changes the
 line: the settings, the new session's id and the sandbox state decide it.
 So, when the start is *plain*, the start-up steps that can fail run first,
-with the standard library and msgspec only (`_setup.prepare`: settings, provider,
-session), the bubblewrap probe beside them; then `ready` is written
-(`_ready_line`) and the engine is loaded and carries on with that same
-session (`_app.run_json_stream`, which writes everything after `ready`).
+with the standard library and msgspec only (`prepare` of `engine/_setup.py`:
+settings, provider, session), the bubblewrap probe beside them; then `ready`
+is written (`_ready_line`) and the engine is loaded and carries on with that
+same session (`run_json_stream` of `agent/_app.py`, which writes everything
+after `ready`).
 
 Plain means nothing but the engine could put into `ready` or right after it:
 no `--resume` (its problems and pending approvals come after `ready`), no
@@ -34,9 +35,9 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from flightdeck.agent._aionrs_compat import FILE
-from flightdeck.agent._ready_line import ready_line
-from flightdeck.agent._setup import Setup, SetupError, prepare
+from flightdeck.agent.engine._aionrs_compat import FILE
+from flightdeck.agent.engine._setup import Setup, SetupError, prepare
+from flightdeck.agent.stream._ready_line import ready_line
 
 __all__ = ["Early", "early_ready", "is_plain"]
 

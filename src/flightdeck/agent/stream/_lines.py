@@ -15,17 +15,8 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import BinaryIO
 
-import msgspec
-
-from flightdeck.agent._limits import MAX_LINE_BYTES
-
-
-class ProtocolProblem(msgspec.Struct, frozen=True):
-    """A line that is not a valid command; `msg_id` when one could be read."""
-
-    message: str
-    msg_id: str | None = None
-
+from flightdeck.agent.protocol._limits import MAX_LINE_BYTES
+from flightdeck.agent.protocol._wire import ProtocolProblem
 
 Line = bytes | ProtocolProblem
 

@@ -22,9 +22,9 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any, Literal
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._approval import Decision
-from flightdeck.agent._engine import AgentSession
+from flightdeck.agent.engine._approval import Decision
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.protocol import _models as p
 from flightdeck.agent.tools import Category, ToolFailure, ToolOutput, Workspace
 from flightdeck.llm import Message, TextBlock
 

@@ -24,9 +24,10 @@ from typing import Any, ClassVar
 import msgspec
 from msgspec.structs import replace
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._turn import Turn, TurnState
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.engine._state import TurnState
+from flightdeck.agent.engine._turn import Turn
+from flightdeck.agent.protocol import _models as p
 from flightdeck.agent.tools import Category, ToolFailure, ToolOutput, Workspace, builtin_tools
 from flightdeck.llm import (
     ContentBlock,

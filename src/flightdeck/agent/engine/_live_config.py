@@ -14,9 +14,9 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._settings import EFFORT_LEVELS as EFFORT_LEVELS
-from flightdeck.agent._settings import AgentSettings
+from flightdeck.agent.engine._settings import EFFORT_LEVELS as EFFORT_LEVELS
+from flightdeck.agent.engine._settings import AgentSettings
+from flightdeck.agent.protocol import _models as p
 
 Compaction = Literal["off", "safe", "full"]
 # Used when `thinking: "enabled"` comes without a budget and none was set.

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from flightdeck.agent._codec import CodecError, message_from_json, message_to_json
+from flightdeck.agent.engine._codec import CodecError, message_from_json, message_to_json
 from flightdeck.llm import Message
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

@@ -4,7 +4,8 @@ The session never reads or writes a stream itself; commands come in through
 `handle` and events leave through the `emit` callable it was given, so the
 same session runs over stdin/stdout, in memory in tests, or in the terminal
 chat. A `message` starts a turn as a task, so `stop`, approvals and other
-commands are handled while the turn runs.
+commands are handled while the turn runs. What it asks of the extensions
+goes through the `Extension` registered on it (`_extension.py`).
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from typing import Any
 
 import msgspec
 
-from flightdeck.agent import _live_config as live
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._approval import CLOSED_INPUT, ApprovalPolicy, Decision
-from flightdeck.agent._attachments import AttachmentError, attach
-from flightdeck.agent._compaction import normalize
-from flightdeck.agent._settings import AgentSettings
-from flightdeck.agent._store import Loaded, Session
-from flightdeck.agent._turn import Turn, TurnState
+from flightdeck.agent.engine import _live_config as live
+from flightdeck.agent.engine._approval import CLOSED_INPUT, ApprovalPolicy, Decision
+from flightdeck.agent.engine._attachments import AttachmentError, attach
+from flightdeck.agent.engine._compaction import normalize
+from flightdeck.agent.engine._extension import Extension
+from flightdeck.agent.engine._settings import AgentSettings
+from flightdeck.agent.engine._state import TurnState
+from flightdeck.agent.engine._store import Loaded, Session
+from flightdeck.agent.engine._turn import STOPPED, Turn
+from flightdeck.agent.protocol import _models as p
 from flightdeck.agent.tools import Tool, Workspace, builtin_tools
 from flightdeck.llm import (
     ContentBlock,
@@ -75,9 +78,9 @@ class AgentSession:
         self.live = live.initial(settings)
         self._pending_config: live.Update | None = None
         self._provider_factory = provider_factory
-        # MCP connections added with add_mcp_server, closed with the session
-        self.extra_mcp: list[Any] = []
-        # MCP servers' prompts as slash commands, by name (`_mcp_session.follow`)
+        # what the session asks of its extensions (`_extension.py`); set by the app
+        self.extension: Extension | None = None
+        # MCP servers' prompts as slash commands, by name (filled by the extension)
         self.mcp_prompts: dict[str, Any] = {}
         self.on_commands_changed: Callable[[], None] | None = None  # ACP re-announces them
         # MCP sign-in URL -> its loopback callback (`refuse`, `ended`), for ACP
@@ -308,9 +311,11 @@ class AgentSession:
                 f"add_mcp_server {command.name}: only accepted before the first message",
             )
             return
-        from flightdeck.agent._extensions import add_mcp_server
-
-        await add_mcp_server(self, command)
+        if self.extension is None:
+            message = f"MCP server {command.name} unavailable: no extensions in this session"
+            self.emit(p.InfoEvent(msg_id=None, message=message))
+            return
+        await self.extension.add_server(command)
 
     # ---- the turn -------------------------------------------------------------
 
@@ -324,11 +329,9 @@ class AgentSession:
         self.current_state = state
         self.emit(p.StreamStartEvent(msg_id=msg_id))
         try:
-            if user is not None and self.mcp_prompts:
-                from flightdeck.agent._mcp_session import expand_prompt
-
+            if user is not None and self.mcp_prompts and self.extension is not None:
                 # an MCP prompt command becomes its text; None: it failed (reported)
-                expanded = await expand_prompt(self, msg_id, user)
+                expanded = await self.extension.expand_prompt(msg_id, user)
             else:
                 expanded = user
             if expanded is not None:
@@ -371,8 +374,6 @@ class AgentSession:
         """Pending MCP elicitations are not the turn's tool calls, so its
         cancellation does not reach them: withdraw them here, before the
         turn's `stream_end`."""
-        from flightdeck.agent._turn import STOPPED
-
         for call_id, (future, tool, _args) in list(self.pending.items()):
             if getattr(tool, "asks_only", False) and not future.done():
                 msg_id = self.current_msg_id or ""
@@ -396,6 +397,5 @@ class AgentSession:
     async def close(self) -> None:
         """EOF or SIGTERM: cancel work; every completed step is already saved."""
         await self.stop()
-        for manager in self.extra_mcp:
-            await manager.close()
-        self.extra_mcp.clear()
+        if self.extension is not None:
+            await self.extension.close()

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.markup import escape
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._store import SessionError, SessionStore
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.engine._store import SessionError, SessionStore
+from flightdeck.agent.protocol import _models as p
 from flightdeck.llm import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 HELP = """Commands (handled here, not sent to the model):
@@ -63,7 +63,7 @@ async def run_command(text: str, agent: AgentSession, console: Console) -> Outco
 
 
 def _store() -> SessionStore:
-    from flightdeck.agent._app import sessions_root
+    from flightdeck.agent.engine._setup import sessions_root
 
     return SessionStore(sessions_root())
 

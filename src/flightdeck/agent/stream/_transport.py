@@ -1,7 +1,7 @@
 """The JSON stream over byte streams: one JSON object per line.
 
 stdout carries protocol lines only, each flushed as it is written; logs go
-to stderr. Reading stdin is `flightdeck.agent._lines` (shared with ACP).
+to stderr. Reading stdin is `flightdeck.agent.stream._lines` (shared with ACP).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import os
 from collections.abc import AsyncIterator, Callable
 from typing import BinaryIO
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._decode import read_command
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._lines import Line
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.protocol import _models as p
+from flightdeck.agent.protocol._decode import read_command
+from flightdeck.agent.stream._lines import Line
 
 
 class LineWriter:

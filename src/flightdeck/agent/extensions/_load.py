@@ -2,9 +2,11 @@
 MCP servers' tools, the workspace's manifest tools and `Spawn`.
 
 `load_extensions` returns them with where each comes from; the app adds them
-to the session, decorates `ready.capabilities` with what was loaded, reports
-each problem with `info`, and closes the MCP connections on shutdown. Nothing
-here is imported, and no MCP SDK is loaded, unless the agent starts.
+to the session (`attach_extensions`, which also registers the session's
+`SessionExtension`: the engine's `Extension`), decorates
+`ready.capabilities` with what was loaded, reports each problem with `info`,
+and closes the MCP connections on shutdown. Nothing here is imported, and no
+MCP SDK is loaded, unless the agent starts.
 """
 
 from __future__ import annotations
@@ -17,18 +19,19 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._engine import AgentSession
-from flightdeck.agent._settings import AgentSettings
+from flightdeck.agent.engine._session import AgentSession
+from flightdeck.agent.engine._settings import AgentSettings
+from flightdeck.agent.protocol import _models as p
 from flightdeck.agent.tools import Tool
 
 if TYPE_CHECKING:
-    from flightdeck.agent._manifest_tools import ManifestTools
+    from flightdeck.agent.extensions._manifest_tools import ManifestTools
     from flightdeck.agent.mcp import McpConfig, McpManager, McpServerConfig
     from flightdeck.agent.mcp._auth import SignIn
     from flightdeck.agent.mcp._auth_callback import Callback
     from flightdeck.audit import AuditSink
     from flightdeck.config import Trust
+    from flightdeck.llm import Message
 
 
 class Extensions(msgspec.Struct):
@@ -157,7 +160,7 @@ def workspace_starts(workspace: Path, *, host: bool = False) -> tuple[list[str],
     them that would be ignored (nothing when it is trusted): for a person
     asked, before the agent starts, whether to trust it. `host`: the host's
     `--trust-workspace`."""
-    from flightdeck.agent._setup import settings_data
+    from flightdeck.agent.engine._setup import settings_data
     from flightdeck.config import ConfigError, decide_trust, load_config
 
     if decide_trust(workspace, host=host).trusted:
@@ -178,7 +181,7 @@ def workspace_starts(workspace: Path, *, host: bool = False) -> tuple[list[str],
 
 
 def _manifest_tools(workspace: Path, run_id: str | None, audit: AuditSink | None) -> ManifestTools:
-    from flightdeck.agent._manifest_tools import discover_manifest_tools
+    from flightdeck.agent.extensions._manifest_tools import discover_manifest_tools
 
     if audit is None:
         from flightdeck.audit import default_sink
@@ -210,13 +213,14 @@ async def attach_extensions(session: AgentSession, trust: Trust | None = None) -
         trust=trust,
     )
     ext.problems[:0] = problems
-    from flightdeck.agent._spawn import SpawnTool
+    registered(session)  # what the engine asks of the extensions from now on
+    from flightdeck.agent.extensions._spawn import SpawnTool
 
     session.tools.setdefault(SpawnTool.name, SpawnTool(session))
     for tool in ext.tools:
         session.tools.setdefault(tool.name, tool)
     if ext.mcp is not None:
-        from flightdeck.agent._mcp_session import follow
+        from flightdeck.agent.extensions._mcp_session import follow
 
         follow(session, ext.mcp)
     return ext
@@ -240,7 +244,7 @@ async def list_tools(flags: Mapping[str, Any]) -> dict[str, Any]:
     provider credentials. Raises `SetupError` for a bad configuration."""
     import os
 
-    from flightdeck.agent._app import load_settings
+    from flightdeck.agent.engine._setup import load_settings
     from flightdeck.agent.tools import builtin_tools
 
     settings = load_settings(flags, os.environ)
@@ -315,12 +319,12 @@ async def add_mcp_servers(session: AgentSession, commands: list[p.AddMcpServerCo
     settings = _mcp_settings(session)
     config = dataclasses.replace(settings, servers=tuple(servers), problems=())
     manager = await connect_servers(config, session.settings.workspace, sign_in_through(session))
-    session.extra_mcp.append(manager)
+    registered(session).managers.append(manager)
     for problem in manager.problems():
         session.emit(p.InfoEvent(msg_id=None, message=problem))
     if not manager.connections:
         return
-    from flightdeck.agent._mcp_session import follow
+    from flightdeck.agent.extensions._mcp_session import follow
 
     follow(session, manager)
     for conn in manager.connections:
@@ -346,3 +350,34 @@ def _mcp_settings(session: AgentSession) -> McpConfig:
     if not isinstance(section, Mapping):
         return McpConfig()
     return parse_mcp_config({"mcp": {k: v for k, v in section.items() if k != "servers"}})
+
+
+class SessionExtension:
+    """The engine's `Extension` for one session: servers a host adds while
+    it runs (closed with the session) and the MCP prompts as commands."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        # MCP connections added with add_mcp_server, closed with the session
+        self.managers: list[McpManager] = []
+
+    async def add_server(self, command: p.AddMcpServerCommand) -> None:
+        await add_mcp_server(self.session, command)
+
+    async def expand_prompt(self, msg_id: str, user: Message) -> Message | None:
+        from flightdeck.agent.extensions._mcp_session import expand_prompt
+
+        return await expand_prompt(self.session, msg_id, user)
+
+    async def close(self) -> None:
+        for manager in self.managers:
+            await manager.close()
+        self.managers.clear()
+
+
+def registered(session: AgentSession) -> SessionExtension:
+    """The session's `SessionExtension`, registered on it if it has none."""
+    extension = session.extension
+    if not isinstance(extension, SessionExtension):
+        extension = session.extension = SessionExtension(session)
+    return extension

@@ -21,7 +21,7 @@ from msgspec import field
 
 # Commands and the shared base live in modules of their own; the rest of the
 # agent reads the whole wire from this one.
-from flightdeck.agent._commands import (
+from flightdeck.agent.protocol._commands import (
     COMMAND_TYPES,
     AddMcpServerCommand,
     Command,
@@ -35,11 +35,10 @@ from flightdeck.agent._commands import (
     ToolApproveCommand,
     ToolDenyCommand,
 )
-from flightdeck.agent._lines import ProtocolProblem as ProtocolProblem
-from flightdeck.agent._ready_line import PROTOCOL_VERSION as PROTOCOL_VERSION
-from flightdeck.agent._ready_line import dumps as _dumps
-from flightdeck.agent._ready_line import escape_breaks
-from flightdeck.agent._wire import MODES, Category, ErrorCode, Mode, _Wire
+from flightdeck.agent.protocol._json import PROTOCOL_VERSION as PROTOCOL_VERSION
+from flightdeck.agent.protocol._json import dumps as _dumps
+from flightdeck.agent.protocol._json import escape_breaks
+from flightdeck.agent.protocol._wire import MODES, Category, ErrorCode, Mode, ProtocolProblem, _Wire
 
 __all__ = [  # what is re-exported; the events below are this module's own
     "COMMAND_TYPES",

@@ -20,7 +20,7 @@ from typing import Any, Literal, cast
 import msgspec
 
 # From the module, not the package's lazy names: `agent --json-stream` resolves
-# its settings before `ready` with the standard library and msgspec (agent/_early.py).
+# its settings before `ready` with the standard library and msgspec (agent/stream/_early.py).
 from flightdeck.agent.tools._sandbox import SandboxConfigError, SandboxSettings, parse_sandbox
 
 Mode = Literal["default", "auto_edit", "yolo"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from flightdeck.agent._settings import Mode
+from flightdeck.agent.engine._settings import Mode
 
 _AUTO_BY_MODE: dict[Mode, frozenset[str]] = {
     "default": frozenset(),

@@ -1,5 +1,11 @@
-"""The base of every JSON Stream Protocol model, and the literals commands
-and events share (`_commands.py`, `_protocol.py`)."""
+"""The base of every JSON Stream Protocol model, the literals commands and
+events share (`_commands.py`, `_models.py`), and the problem a line that is
+not a valid command becomes.
+
+Nothing here but msgspec: `agent --acp` reads its `initialize` request
+through the line reader (agent/stream/_lines.py), which makes a
+`ProtocolProblem` of a line too long, before the models are imported.
+"""
 
 from __future__ import annotations
 
@@ -29,3 +35,10 @@ class _Wire(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
     # Constraints (`Meta`) are checked when a line is decoded (`read_command`,
     # `decode_event`), not when the agent builds a model from its own values.
     pass
+
+
+class ProtocolProblem(msgspec.Struct, frozen=True):
+    """A line that is not a valid command; `msg_id` when one could be read."""
+
+    message: str
+    msg_id: str | None = None

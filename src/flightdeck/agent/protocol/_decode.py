@@ -12,15 +12,15 @@ from typing import Any
 
 import msgspec
 
-from flightdeck.agent._limits import MAX_ID_CHARS, MAX_ITEMS, line_problem
-from flightdeck.agent._problems import describe, short
-from flightdeck.agent._protocol import (
+from flightdeck.agent.protocol._limits import MAX_ID_CHARS, MAX_ITEMS, line_problem
+from flightdeck.agent.protocol._models import (
     COMMAND_TYPES,
     Command,
     ProtocolProblem,
     wire_type,
 )
-from flightdeck.agent._wire import _Wire
+from flightdeck.agent.protocol._problems import describe, short
+from flightdeck.agent.protocol._wire import _Wire
 
 _COMMANDS_BY_TYPE: dict[str, type[_Wire]] = {wire_type(m): m for m in COMMAND_TYPES}
 

@@ -4,7 +4,7 @@ environment and config, the provider, the session on disk. Each failure is a
 
 Nothing here imports pydantic, asyncio or the engine: `agent --json-stream`
 runs these same steps before `ready` with the standard library and msgspec
-(its classes are Structs: agent/_early.py), and the engine continues with what they produced.
+(its classes are Structs: agent/stream/_early.py), and the engine continues with what they produced.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from flightdeck.agent._aionrs_compat import FILE, merge, read_compat
-from flightdeck.agent._settings import AgentSettings, SettingsError, resolve_settings
-from flightdeck.agent._store import Loaded, Session, SessionError, SessionStore
+from flightdeck.agent.engine._aionrs_compat import FILE, merge, read_compat
+from flightdeck.agent.engine._settings import AgentSettings, SettingsError, resolve_settings
+from flightdeck.agent.engine._store import Loaded, Session, SessionError, SessionStore
 
 if TYPE_CHECKING:
     from flightdeck.config import Config

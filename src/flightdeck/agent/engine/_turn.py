@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import msgspec
-
-from flightdeck.agent import _protocol as p
-from flightdeck.agent._approval import CLOSED_INPUT, Decision
-from flightdeck.agent._compaction import fit_context
+from flightdeck.agent.engine._approval import CLOSED_INPUT, Decision
+from flightdeck.agent.engine._compaction import fit_context
+from flightdeck.agent.engine._state import TurnHost, TurnState
+from flightdeck.agent.protocol import _models as p
 from flightdeck.agent.tools import Tool, ToolFailure, ToolOutput, tool_progress
 from flightdeck.llm import (
     ImageBlock,
@@ -30,25 +29,9 @@ from flightdeck.llm import (
     ThinkingDelta,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
 )
 
-if TYPE_CHECKING:
-    from flightdeck.agent._engine import AgentSession
-
 STOPPED = "Stopped by the client"
-
-
-class TurnState(msgspec.Struct):
-    msg_id: str
-    usage: Usage = msgspec.field(default_factory=Usage)
-    partial_text: list[str] = msgspec.field(default_factory=list)
-    # the reply whose tools are being settled, and the results so far
-    reply: Message | None = None
-    results: dict[str, ToolResultBlock] = msgspec.field(default_factory=dict)
-    # why the turn ended, for transports that report it (ACP's stopReason):
-    # the last model reply's stop reason, or "max_turns"
-    stop_reason: str = "end_turn"
 
 
 def _retry_message(exc: ProviderError, attempt: int, tries: int) -> str:
@@ -59,7 +42,7 @@ def _retry_message(exc: ProviderError, attempt: int, tries: int) -> str:
 
 
 class Turn:
-    def __init__(self, session: AgentSession, state: TurnState) -> None:
+    def __init__(self, session: TurnHost, state: TurnState) -> None:
         self.s = session
         self.state = state
         self.emit: Callable[[p.Event], None] = session.emit

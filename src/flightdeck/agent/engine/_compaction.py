@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from flightdeck.agent import _protocol as p
+from flightdeck.agent.engine._state import TurnHost, TurnState
+from flightdeck.agent.protocol import _models as p
 from flightdeck.agent.tools import truncate
 from flightdeck.llm import (
     ImageBlock,
@@ -37,10 +37,6 @@ from flightdeck.llm import (
     ToolUseBlock,
     complete,
 )
-
-if TYPE_CHECKING:
-    from flightdeck.agent._engine import AgentSession
-    from flightdeck.agent._turn import TurnState
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
@@ -97,7 +93,7 @@ def usable_window(window: int, max_tokens: int) -> int:
     return room if room > 0 else window
 
 
-async def fit_context(session: AgentSession, state: TurnState) -> bool:
+async def fit_context(session: TurnHost, state: TurnState) -> bool:
     """Compact the session's history if needed. False when it cannot fit
     (a `context_overflow` error has then been emitted)."""
     window = session.settings.context_window
@@ -181,7 +177,7 @@ def _turn_starts(history: list[Message]) -> list[int]:
     ]
 
 
-async def summarise_oldest(session: AgentSession, state: TurnState, budget: int) -> int:
+async def summarise_oldest(session: TurnHost, state: TurnState, budget: int) -> int:
     """Summarise the history before a turn boundary into one message; the
     number of messages replaced (0 when there is nothing to summarise)."""
     starts = _turn_starts(session.history)
@@ -235,5 +231,5 @@ def render(messages: list[Message]) -> str:
     return "\n".join(lines)
 
 
-def _info(session: AgentSession, state: TurnState, message: str) -> None:
+def _info(session: TurnHost, state: TurnState, message: str) -> None:
     session.emit(p.InfoEvent(msg_id=state.msg_id, message=message))
