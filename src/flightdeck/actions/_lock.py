@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck._json import read_json
+
 LOCK_FILE = "flightdeck.lock"
 
 
@@ -82,8 +84,8 @@ class Lock:
         if self._entries is None:
             self._entries = {}
             try:
-                raw: Any = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
+                raw: Any = read_json(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
                 raw = {}
             actions = raw.get("actions", {}) if isinstance(raw, dict) else {}
             for key, value in actions.items() if isinstance(actions, dict) else ():

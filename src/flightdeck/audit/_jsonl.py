@@ -6,6 +6,7 @@ import json
 import threading
 from pathlib import Path
 
+from flightdeck._json import read_json
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._record import AuditRecord
 
@@ -43,8 +44,8 @@ class JsonlAuditSink:
             if not raw.strip():
                 continue
             try:
-                rec = AuditRecord.from_dict(json.loads(raw.decode("utf-8")))
-            except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+                rec = AuditRecord.from_dict(read_json(raw.decode("utf-8"), depth=None))
+            except ValueError:  # UnicodeDecodeError is one too
                 skipped.append(number)
                 continue
             readable += 1

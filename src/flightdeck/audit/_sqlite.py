@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from flightdeck._json import read_json
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._record import AuditRecord
 
@@ -119,5 +120,6 @@ class SQLiteAuditSink:
             args.append(kind)
         rows = self._connect().execute(sql + " ORDER BY id", args).fetchall()
         return [
-            AuditRecord(kind=k, run_id=r, timestamp=t, fields=json.loads(f)) for k, r, t, f in rows
+            AuditRecord(kind=k, run_id=r, timestamp=t, fields=read_json(f, depth=None))
+            for k, r, t, f in rows
         ]

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from flightdeck._bounded import TooLarge, read_at_most
+from flightdeck._json import JsonError, read_json
 from flightdeck.drivers import (
     DriverChoice,
     DriverError,
@@ -45,11 +46,13 @@ def _parse_input(raw: str) -> Any:
     text = _read_input_file(raw[1:]) if raw.startswith("@") else raw
     source = raw[1:] if raw.startswith("@") else "the value"
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+        return read_json(text)
+    except JsonError as exc:
+        if exc.reason == "too_deep":
+            raise click.BadParameter(
+                f"{source} is nested too deep", param_hint="'--input'"
+            ) from None
         raise click.BadParameter(f"{source} is not JSON: {exc}", param_hint="'--input'") from None
-    except RecursionError:  # the C decoder recurses once per nesting level
-        raise click.BadParameter(f"{source} is nested too deep", param_hint="'--input'") from None
 
 
 def _fail(error: dict[str, Any], fmt: str) -> None:

@@ -8,9 +8,10 @@ package.
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any
+
+from flightdeck._json import read_json
 
 # The package's own folder, read as files: importlib.resources would give the
 # same paths for an installed package but costs ~5 ms of every command's start.
@@ -36,7 +37,7 @@ def load_schema(name: str) -> dict[str, Any]:
         known = ", ".join(schema_names())
         raise KeyError(f"no shipped schema named {name!r} (known: {known})")
     path = _SCHEMAS / f"{name}.schema.json"
-    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    data: dict[str, Any] = read_json(path.read_text("utf-8"))
     return data
 
 
@@ -53,6 +54,6 @@ def shipped_resources() -> tuple[tuple[str, dict[str, Any]], ...]:
     folder = _SCHEMAS / "external"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".schema.json"):
-            data: dict[str, Any] = json.loads(entry.read_text("utf-8"))
+            data: dict[str, Any] = read_json(entry.read_text("utf-8"))
             own.append((str(data["$id"]), data))
     return tuple(own)

@@ -7,13 +7,13 @@ signers are untrusted or revoked. See _cosign for the file it writes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from flightdeck._json import read_json
 from flightdeck.flightplan._canonical import canonical_bytes
 from flightdeck.flightplan._verify import verify_plan
 from flightdeck.flightplan.signing._cosign import cosignature_name, make_cosignature
@@ -62,7 +62,7 @@ def cosign_version(
     # An explicit older version is what rotation co-signs: not a rollback.
     verified = verify_plan(target, store=store, keyring=ring, trust=trust, allow_rollback=True)
     folder = verified.path.parent
-    envelope = json.loads((folder / SIGNATURE_FILE).read_text("utf-8"))
+    envelope = read_json((folder / SIGNATURE_FILE).read_text("utf-8"))
 
     def outcome(path: Path, created: bool) -> CoSignOutcome:
         return CoSignOutcome(

@@ -11,7 +11,6 @@ tampered body, frontmatter, lock, key or signature are told apart.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from flightdeck._bounded import read_regular
+from flightdeck._json import read_json
 from flightdeck.documents import Document
 from flightdeck.flightplan._canonical import (
     CanonicalError,
@@ -241,8 +241,8 @@ def _read_signature(path: Path) -> dict[str, Any]:
             hint="a frozen plan is verified only with its SKILL.md.sig",
         )
     try:
-        envelope = json.loads(read_regular(path, STORE_FILE_BYTES).decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # deep nesting is a RecursionError
+        envelope = read_json(read_regular(path, STORE_FILE_BYTES).decode("utf-8"))
+    except (OSError, ValueError) as exc:  # not JSON, not UTF-8, nested too deep
         raise FlightPlanError("verify.signature_malformed", f"{path}: {exc}") from None
     if not isinstance(envelope, dict) or envelope.get("algorithm") != "ed25519":
         raise FlightPlanError("verify.signature_malformed", f"{path} is not an ed25519 envelope")
@@ -313,7 +313,7 @@ def _check_lock_file(path: Path, document: Document) -> bytes:
         )
     try:
         raw = read_regular(path, PLAN_FILE_BYTES)
-        stored = json.loads(raw.decode("utf-8"))
+        stored = read_json(raw.decode("utf-8"))
         exact = jcs(stored) + b"\n" == raw  # CanonicalError is a ValueError
     except (OSError, ValueError, RecursionError):
         stored, exact = None, False

@@ -6,7 +6,6 @@ compiled on first use.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +16,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing.exceptions import Unresolvable
 
+from flightdeck._json import json_copy
 from flightdeck.documents import Diagnostic, explaining_validator, pointer_join, ref_problems
 from flightdeck.io._errors import IODefinitionError
 from flightdeck.io._paths import relative_path_problem, unknown_tokens
@@ -285,8 +285,8 @@ def define_io(
         raise IODefinitionError(diags)
     # Deep-copy through JSON so the handle never shares mutable state with the caller.
     return IOHandle(
-        inputs=json.loads(json.dumps(in_schema)),
-        outputs=json.loads(json.dumps(out_schema)),
+        inputs=json_copy(in_schema),
+        outputs=json_copy(out_schema),
         inputs_files=in_files,
         outputs_files=out_files,
     )

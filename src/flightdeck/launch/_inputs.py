@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.flightplan import FlightPlan, Input
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.core._paths import select
@@ -97,7 +98,7 @@ def _timestamp(raw: Any) -> str:
 
 def _json_of(kind: type) -> Callable[[Any], Any]:
     def parse(raw: Any) -> Any:
-        value = json.loads(raw) if isinstance(raw, str) else raw
+        value = read_json(raw) if isinstance(raw, str) else raw
         if not isinstance(value, kind):
             raise TypeError(f"not a JSON {kind.__name__}")
         return value

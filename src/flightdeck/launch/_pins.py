@@ -8,11 +8,11 @@ run before inputs are resolved, probes are made or a run is recorded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from flightdeck._json import read_json
 from flightdeck.drivers import CodeDigest, CodeDigestError, driver_code, record_mismatch
 from flightdeck.flightplan import CodePin, FlightPlan, FlightPlanError, action_refs, locate_plan
 from flightdeck.launch.core._errors import LaunchError
@@ -138,7 +138,7 @@ def frozen_workspace(target: str | Path | None, resume: str | None = None) -> Pa
         return None
     try:
         skill = locate_plan(target)
-        meta = json.loads((skill.parent / "meta.json").read_text("utf-8"))
+        meta = read_json((skill.parent / "meta.json").read_text("utf-8"))
     except (FlightPlanError, OSError, ValueError):
         return None
     where = meta.get("workspace") if isinstance(meta, dict) else None

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from flightdeck._json import JsonError, read_json
 from flightdeck.llm._errors import ProviderError
 from flightdeck.llm._sdk_errors import map_sdk_error
 from flightdeck.llm._types import (
@@ -174,8 +175,8 @@ def _tool_input(raw: str, name: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
+        value = read_json(raw)
+    except JsonError as exc:
         message = f"the model sent invalid JSON arguments for tool {name!r}: {exc}"
         raise ProviderError("provider_error", message, retryable=True) from exc
     if not isinstance(value, dict):

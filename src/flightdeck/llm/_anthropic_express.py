@@ -204,6 +204,8 @@ async def _raw_events(source: Any, status: int) -> AsyncGenerator[Any]:
         if event == "error":
             raise from_error_event(sse.data, status)
         if sse.data:
+            # Decoded exactly as the SDK decodes it (exception types included):
+            # the fast path must fail the way the SDK's own stream fails.
             yield json.loads(sse.data)
 
 

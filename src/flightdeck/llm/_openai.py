@@ -8,7 +8,6 @@ servers stream as `reasoning_content` (or `reasoning`) becomes thinking.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from flightdeck._json import JsonError, read_json
 from flightdeck.llm._client import ClientSlot
 from flightdeck.llm._errors import ProviderError
 from flightdeck.llm._openai_request import openai_params
@@ -175,8 +175,8 @@ def _arguments(raw: str, name: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
+        value = read_json(raw)
+    except JsonError as exc:
         message = f"the model sent invalid JSON arguments for tool {name!r}: {exc}"
         raise ProviderError("provider_error", message, retryable=True) from exc
     if not isinstance(value, dict):

@@ -9,12 +9,12 @@ mid-stream) come from httpx (or httpx2, which newer Anthropic SDKs use).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from types import ModuleType
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.llm._errors import ProviderError
 
 _CONTEXT_WORDING = re.compile(
@@ -88,7 +88,7 @@ def from_error_event(data: str, status: int) -> ProviderError:
     its message the body's text when the data is not JSON)."""
     body: object = data
     try:
-        body = json.loads(data)
+        body = read_json(data)
         fallback = f"{body}"
     except Exception:
         fallback = data or f"Error code: {status}"

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.audit import AuditQuery, AuditRecord
 from flightdeck.ui._errors import UiError
 
@@ -65,8 +66,8 @@ def _loads(text: str | None) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):  # shown as stored rather than failing the page
+        return read_json(text, depth=None)
+    except ValueError:  # shown as stored rather than failing the page
         return text
 
 

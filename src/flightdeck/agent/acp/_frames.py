@@ -25,11 +25,11 @@ which request it answered cannot be known: every pending request fails.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
+from flightdeck._json import JsonError, read_json
 from flightdeck.agent.protocol._limits import MAX_LINE_BYTES, line_problem
 
 # `error.data.code` of the error put in place of a client's answer.
@@ -77,7 +77,8 @@ def valid_id(value: Any) -> bool:
 def parse(line: bytes) -> tuple[Any, str | None]:
     """The line's value, and which non-standard constant it used, if any
     (`NaN`, `Infinity`, `-Infinity`, or a number too large for a float).
-    Raises ValueError (also UnicodeDecodeError) or RecursionError."""
+    Raises JsonError (the decoder's guard bounds the depth: `check` then
+    measures it against the JSON stream's limit)."""
     odd: list[str] = []
 
     def constant(name: str) -> None:
@@ -89,7 +90,7 @@ def parse(line: bytes) -> tuple[Any, str | None]:
             odd.append(text[:_QUOTE])
         return value
 
-    value = json.loads(line, parse_constant=constant, parse_float=number)
+    value = read_json(line, depth=None, parse_constant=constant, parse_float=number)
     return value, (f"{odd[0]} is not a JSON value" if odd else None)
 
 
@@ -130,8 +131,8 @@ class FrameCheck:
     def check(self, line: bytes) -> Verdict:
         try:
             value, odd = parse(line)
-        except (ValueError, RecursionError) as exc:  # Recursion: too deep to decode
-            return _refuse(-32700, str(exc) or "nested too deep")
+        except JsonError as exc:
+            return _refuse(-32700, str(exc))
         if not isinstance(value, dict):
             return _refuse(-32600, "a message must be a JSON object")
         deep = line_problem(line)  # only its depth: stdin lines are bounded already

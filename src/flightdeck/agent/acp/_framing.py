@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
+from flightdeck._json import read_json
 from flightdeck.agent.acp._frames import FrameCheck
 from flightdeck.agent.stream._lines import Line, ProtocolProblem, read_lines
 
@@ -36,7 +37,7 @@ def encode(message: dict[str, Any]) -> bytes:
         text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except ValueError:  # a non-finite float: the decoder's hook turns each into null
         lenient = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-        value = json.loads(lenient, parse_constant=lambda _name: None)
+        value = read_json(lenient, depth=None, parse_constant=lambda _name: None)
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     # A lone surrogate (a non-UTF-8 file name) becomes an escape, not an error.
     return (text + "\n").encode("utf-8", "backslashreplace")

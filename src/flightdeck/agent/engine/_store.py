@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from flightdeck._json import read_json
 from flightdeck.agent.engine._codec import CodecError, message_from_json, message_to_json
 from flightdeck.llm import Message
 
@@ -116,8 +117,8 @@ class Session:
             try:
                 if nl == -1:
                     raise ValueError("no line end")
-                self._apply(json.loads(chunk), out)
-            except (ValueError, CodecError, RecursionError) as exc:
+                self._apply(read_json(chunk, depth=None), out)
+            except (ValueError, CodecError) as exc:
                 if pos >= len(raw):
                     out.problems.append(
                         f"session {self.id}: ignored a torn last record ({len(chunk)} bytes)"
@@ -149,8 +150,8 @@ class Session:
 
     def meta(self) -> dict[str, Any]:
         try:
-            data = json.loads((self.path / META).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):  # missing, a folder, not JSON, too deep
+            data = read_json((self.path / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # missing, a folder, not JSON, too deep
             return {}
         return data if isinstance(data, dict) else {}
 

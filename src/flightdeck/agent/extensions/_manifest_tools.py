@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flightdeck._json import json_copy
 from flightdeck.agent.mcp._config import safe_name
 from flightdeck.agent.tools import Category, ToolOutput, Workspace, truncate
 
@@ -60,7 +61,7 @@ def asks_always(view: MergedView) -> bool:
 
 def object_schema(inputs: Any) -> dict[str, Any]:
     """The IO `inputs` as plain JSON data, an object schema as providers require."""
-    schema = json.loads(json.dumps(inputs, default=dict)) if inputs else {}
+    schema = json_copy(inputs, default=dict) if inputs else {}
     if not isinstance(schema, dict) or not schema:
         return {"type": "object", "properties": {}}
     if schema.get("type") != "object":

@@ -7,12 +7,12 @@ against the closed command models (msgspec). It never raises.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import msgspec
 
-from flightdeck.agent.protocol._limits import MAX_ID_CHARS, MAX_ITEMS, line_problem
+from flightdeck._json import JsonError, read_json
+from flightdeck.agent.protocol._limits import MAX_DEPTH, MAX_ID_CHARS, MAX_ITEMS, line_problem
 from flightdeck.agent.protocol._models import (
     COMMAND_TYPES,
     Command,
@@ -32,11 +32,9 @@ def read_command(line: str | bytes) -> Command | ProtocolProblem:
     if problem is not None:
         return ProtocolProblem(problem)
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = read_json(raw, depth=MAX_DEPTH)
+    except JsonError as exc:
         return ProtocolProblem(f"Malformed JSON: {short(str(exc))}")
-    except RecursionError:  # unreachable after line_problem; kept as a backstop
-        return ProtocolProblem("Nesting too deep")
     if not isinstance(data, dict):
         return ProtocolProblem("A command must be a JSON object")
     raw_id = data.get("msg_id")

@@ -1,16 +1,15 @@
 """Bounds on what one protocol line may cost before it is decoded.
 
-A command line is checked here before `json.loads` sees it: its size, and how
-deeply its arrays and objects nest. Python's JSON decoder recurses once per
-level, so a short line of nested brackets would otherwise end the process
-with a RecursionError instead of one `protocol_error`. Both checks run at C
-speed (byte counts, one regular-expression pass, `bytes.replace` passes), so
-their cost is linear in the line's size.
+A command line is checked here before it is decoded: its size, and how
+deeply its arrays and objects nest (`flightdeck._json.nesting_problem`).
+Python's JSON decoder recurses once per level, so a short line of nested
+brackets would otherwise end in a RecursionError instead of one
+`protocol_error`. Both checks run at C speed.
 """
 
 from __future__ import annotations
 
-import re
+from flightdeck._json import nesting_problem
 
 # One line of stdin. AionUi sends its last messages as one `init_history`
 # line, so this is generous; anything longer is refused unread.
@@ -26,34 +25,9 @@ MAX_PATH_CHARS = 4096
 # Any list or object field (args, env, headers); checked before validation.
 MAX_ITEMS = 1024
 
-# A JSON string literal, written unrolled so the match never backtracks.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-# Openers become "(" and closers ")"; every other byte is dropped.
-_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_TOO_DEEP = b"(" * (MAX_DEPTH + 1)
-
 
 def line_problem(line: bytes) -> str | None:
     """Why `line` must not be decoded, or None when it is safe to decode."""
     if len(line) > MAX_LINE_BYTES:
         return f"Line too long: {len(line)} bytes (the limit is {MAX_LINE_BYTES})"
-    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
-        return None  # cannot nest deeper than the brackets it has
-    brackets = _STRING.sub(b'""', line).translate(_BRACKETS, _NOT_BRACKETS)
-    # A run of openers deeper than the bound is found at once; otherwise each
-    # pass removes the innermost pairs (all of them), which shortens a wide
-    # structure quickly and turns a deep one into such a run.
-    for _ in range(MAX_DEPTH):
-        if not brackets:
-            return None
-        if _TOO_DEEP in brackets:
-            break
-        shorter = brackets.replace(b"()", b"")
-        if shorter == brackets:
-            # Valid JSON always reduces to nothing; this line never will.
-            return "Malformed JSON: unbalanced brackets"
-        brackets = shorter
-    if brackets:
-        return f"Nesting too deep: more than {MAX_DEPTH} levels of arrays or objects"
-    return None
+    return nesting_problem(line, MAX_DEPTH)

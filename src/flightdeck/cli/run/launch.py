@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from flightdeck._json import read_json
 from flightdeck.audit import AuditStoreError
 from flightdeck.cli._params import utf8_text
 from flightdeck.cli._render import console, fail
@@ -55,8 +56,8 @@ def _decisions(accept: tuple[str, ...], retry: tuple[str, ...]) -> ResumeDecisio
     for item in accept:
         step, sep, raw = item.partition("=")
         try:
-            outputs = json.loads(raw) if sep else {}
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            outputs = read_json(raw) if sep else {}
+        except ValueError as exc:
             raise click.BadParameter(f"{step}: not JSON: {exc}", param_hint="'--accept'") from None
         if not step or not isinstance(outputs, dict):
             raise click.BadParameter(

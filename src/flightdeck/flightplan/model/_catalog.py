@@ -7,11 +7,12 @@ all accepted; freeze resolves one to the highest catalog version it matches.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+
+from flightdeck._json import read_json
 
 # The built-in transforms launch provides (flightdeck.launch keeps the code;
 # this layer may not import it). A host can register more, so lint only warns
@@ -59,7 +60,7 @@ def _key(version: str) -> tuple[int, ...]:
 def catalog() -> dict[str, CatalogTool]:
     """The shipped catalog (package data `catalog.json`), read once."""
     raw = resources.files("flightdeck.flightplan.model").joinpath("catalog.json").read_text("utf-8")
-    tools = json.loads(raw)["tools"]
+    tools = read_json(raw)["tools"]
     return {
         name: CatalogTool(
             name, tuple(entry["programs"]), tuple(sorted(entry["versions"], key=_key))

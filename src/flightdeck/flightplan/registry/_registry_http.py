@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
-import json
 import math
 import re
 import time
@@ -35,6 +34,8 @@ from collections.abc import Iterator
 from typing import IO
 
 import httpx
+
+from flightdeck._json import read_json
 
 MAX_REDIRECTS = 5
 TOKEN_LIMIT = 64 << 10
@@ -209,8 +210,8 @@ class RegistrySession:
                     "bad_token", f"{registry}'s token answer is over {TOKEN_LIMIT:,} bytes"
                 ) from None
         try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):
+            data = read_json(body)
+        except ValueError:
             raise RegistryRefused("bad_token", f"{registry}'s token answer is not JSON") from None
         token = (data.get("token") or data.get("access_token")) if isinstance(data, dict) else None
         if not isinstance(token, str) or not token or not (token.isascii() and token.isprintable()):

@@ -15,7 +15,6 @@ bytes, and adding a co-signature changes no other file of the version.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from flightdeck._bounded import read_regular
+from flightdeck._json import read_json
 from flightdeck.flightplan._canonical import jcs
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import STORE_FILE_BYTES
@@ -109,8 +109,8 @@ def _problem(path: Path, message: bytes, statement: dict[str, Any], digest: str)
     if match is None:
         return "is not named SKILL.md.<64 hex of its key id>.sig"
     try:
-        data = json.loads(read_regular(path, STORE_FILE_BYTES).decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        data = read_json(read_regular(path, STORE_FILE_BYTES).decode("utf-8"))
+    except (OSError, ValueError) as exc:
         return f"cannot be read ({exc})"
     if not isinstance(data, dict) or data.get("algorithm") != "ed25519":
         return "is not an ed25519 co-signature"

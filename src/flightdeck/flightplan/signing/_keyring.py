@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from filelock import FileLock
 
 from flightdeck._bounded import read_regular
+from flightdeck._json import read_json
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import PUBLISHER, SKILL_NAME
@@ -190,14 +191,14 @@ class Keyring:
 
     def _read(self) -> tuple[list[TrustedKey], list[Revocation]]:
         try:
-            raw = json.loads(read_regular(self.path, STATE_FILE_BYTES).decode("utf-8"))
+            raw = read_json(read_regular(self.path, STATE_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return [], []
         except OSError as exc:  # a directory, a data dir that is a file
             raise FlightPlanError(
                 "keyring.unreadable", f"cannot read keyring {self.path}: {exc.strerror or exc}"
             ) from None
-        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep
+        except ValueError as exc:  # not JSON, not UTF-8, nested too deep
             raise FlightPlanError(
                 "keyring.unreadable", f"cannot read keyring {self.path}: {exc}"
             ) from None

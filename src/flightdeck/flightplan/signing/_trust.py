@@ -21,6 +21,7 @@ from typing import Any
 from filelock import FileLock
 
 from flightdeck._bounded import read_regular
+from flightdeck._json import read_json
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, signing_time
@@ -159,10 +160,10 @@ class TrustState:
 
     def _read(self) -> dict[str, TrustRecord]:
         try:
-            raw = json.loads(read_regular(self.path, STATE_FILE_BYTES).decode("utf-8"))
+            raw = read_json(read_regular(self.path, STATE_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting
+        except (OSError, ValueError) as exc:  # not JSON, not UTF-8, nested too deep
             raise FlightPlanError(
                 "trust.unreadable",
                 f"cannot read the trust state {self.path}: {exc}",

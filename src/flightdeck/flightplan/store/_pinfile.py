@@ -15,12 +15,12 @@ still reads them there (and refuses a plan that has both).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from flightdeck._bounded import TooLarge, read_regular
+from flightdeck._json import read_json
 from flightdeck.flightplan._canonical import jcs, sha256_tag
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES
@@ -116,8 +116,8 @@ def _parse(raw: bytes) -> tuple[CodePin, ...] | None:
     # The digest matched, so these bytes are what freeze wrote; the checks
     # only keep a signer's odd file from becoming a traceback.
     try:
-        value = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
+        value = read_json(raw.decode("utf-8"))
+    except ValueError:
         return None
     items = value.get("codePins") if isinstance(value, dict) else None
     if not isinstance(items, list):

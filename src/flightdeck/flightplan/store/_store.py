@@ -37,6 +37,7 @@ from typing import Any
 from filelock import FileLock
 
 from flightdeck._bounded import read_regular
+from flightdeck._json import read_json
 from flightdeck.config import data_dir
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, SKILL_NAME, FrozenPlan
@@ -270,12 +271,12 @@ class SkillStore:
         meta: dict[str, Any] = {}
         try:
             raw = read_regular(path / SIGNATURE_FILE, STORE_FILE_BYTES)
-            loaded = json.loads(raw.decode("utf-8"))
+            loaded = read_json(raw.decode("utf-8"))
             statement = loaded.get("statement") if isinstance(loaded, dict) else None
             if isinstance(statement, dict):
                 meta = {**statement, "frozenAt": statement.get("signedAt")}
                 meta["keyId"] = loaded.get("keyId")
-        except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
+        except (OSError, ValueError):  # unreadable, not JSON, nested too deep
             pass
         name = path.parent.parent.name
         return StoredVersion(
@@ -350,8 +351,8 @@ def _same_signing(stored: bytes, fresh: bytes) -> bool:
     (the first signature stays), while another key or any other field is not.
     """
     try:
-        old, new = json.loads(stored), json.loads(fresh)
-    except (ValueError, RecursionError):
+        old, new = read_json(stored), read_json(fresh)
+    except ValueError:
         return False
     if not (isinstance(old, dict) and isinstance(new, dict)):
         return False

@@ -13,6 +13,8 @@ from typing import Any
 
 import rfc8785
 
+from flightdeck._json import json_copy
+
 SUMMARY_LIMIT = 160
 
 
@@ -44,7 +46,7 @@ def to_plain(value: Any) -> Any:
         type(k) is str and type(v) in _SCALARS for k, v in value.items()
     ):
         return dict(value)  # a flat object (most results): what the round trip gives
-    return json.loads(json.dumps(value, default=str))
+    return json_copy(value, default=str)
 
 
 def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:

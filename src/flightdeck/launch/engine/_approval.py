@@ -9,12 +9,12 @@ and the run pauses, resumable with `--resume RUN_ID --approve STEP`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flightdeck._bounded import read_at_most
+from flightdeck._json import JsonError, read_json
 from flightdeck.launch.core._errors import LaunchError
 
 Prompt = Callable[[str, str, str], bool]  # (step id, action ref, effect) -> approved?
@@ -62,11 +62,12 @@ def _read_file(path: Path | None) -> dict[str, str]:
         return {}
     try:
         raw = read_at_most(path, _MAX_FILE_BYTES)  # a pipe or /dev/zero may never end
-        data = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError) as exc:
+        data = read_json(raw.decode("utf-8"))
+    except JsonError as exc:
+        detail = "nested too deep" if exc.reason == "too_deep" else str(exc)
+        raise LaunchError("approval.file_invalid", f"{path}: {detail}") from None
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8
         raise LaunchError("approval.file_invalid", f"{path}: {exc}") from None
-    except RecursionError:  # the C decoder recurses once per nesting level
-        raise LaunchError("approval.file_invalid", f"{path}: nested too deep") from None
     if not isinstance(data, dict) or not all(v in ("approve", "deny") for v in data.values()):
         raise LaunchError(
             "approval.file_invalid",

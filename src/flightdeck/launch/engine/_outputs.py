@@ -14,13 +14,13 @@ record.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.flightplan import Output
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.core._values import canonical_json
@@ -89,8 +89,8 @@ def render(output: Output, value: Any) -> str:
     if isinstance(value, str):
         if _json_mime(declared):
             try:
-                json.loads(value)
-            except (ValueError, RecursionError):
+                read_json(value, depth=None)
+            except ValueError:
                 raise LaunchError(
                     "output.mime_mismatch",
                     f"output {output.name!r} is declared {declared} but the text is not JSON",

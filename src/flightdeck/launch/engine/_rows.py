@@ -4,10 +4,10 @@ what the journal wrote is `journal.corrupt`, never a guess."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.launch.core._errors import LaunchError
 
 
@@ -90,8 +90,8 @@ def _loads(text: str | None) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):  # a row edited behind the journal's back
+        return read_json(text, depth=None)
+    except ValueError:  # a row edited behind the journal's back
         raise LaunchError(
             "journal.corrupt",
             f"a stored value of the run journal is not JSON: {text[:40]!r}",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flightdeck._json import read_json
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._fdtree import remove_path, walk
 from flightdeck.launch.image._pull_limits import PullLimits, configured_limits
@@ -137,7 +138,7 @@ class ImageCache:
         folder = self.folder(pinned)
         digest = "sha256:" + folder.name
         try:
-            ready = json.loads((folder / "ready.json").read_text("utf-8"))
+            ready = read_json((folder / "ready.json").read_text("utf-8"))
             check_blob(folder / "pinned.json", Blob(digest, -1, ""), pinned)
             top = (folder / "pinned.json").read_bytes()
             manifest = (folder / "manifest.json").read_bytes()
@@ -167,7 +168,7 @@ class ImageCache:
         out: list[dict[str, Any]] = []
         for ready in sorted((self.root / "sha256").glob("*/ready.json")):
             try:
-                data = json.loads(ready.read_text("utf-8"))
+                data = read_json(ready.read_text("utf-8"))
             except (OSError, ValueError):
                 data = {}
             size = 0

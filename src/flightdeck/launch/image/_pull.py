@@ -17,13 +17,13 @@ fetched, and one deadline for the whole pull, passed to every request.
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.flightplan import OciResolver, parse_image_ref
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._pull_limits import MANIFEST_LIMIT, PullLimits
@@ -83,10 +83,10 @@ def check_blob(path: Path, blob: Blob, where: str) -> None:
 def manifest_blobs(manifest: bytes, where: str) -> tuple[Blob, list[Blob]]:
     """The config and layers an image manifest names."""
     try:
-        data = json.loads(manifest)
+        data = read_json(manifest)
         config = _blob(data["config"])
         layers = [_blob(item) for item in data["layers"]]
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # a hostile registry
+    except (ValueError, KeyError, TypeError) as exc:  # a hostile registry
         raise LaunchError("image.bad_manifest", f"{where}: not an image manifest ({exc})") from None
     for layer in layers:
         if layer.media_type not in LAYER_TYPES:
@@ -224,8 +224,8 @@ _HINTS = {
 
 def _media_type(manifest: bytes) -> str:
     try:
-        value = json.loads(manifest).get("mediaType", "")
-    except (ValueError, AttributeError, RecursionError):
+        value = read_json(manifest).get("mediaType", "")
+    except (ValueError, AttributeError):
         return ""
     return value if isinstance(value, str) else ""
 
@@ -236,12 +236,12 @@ def platform_manifest(top: bytes, where: str) -> Blob | None:
         return None
     arch = _ARCH.get(platform.machine(), platform.machine())
     try:
-        entries = json.loads(top)["manifests"]
+        entries = read_json(top)["manifests"]
         for item in entries:
             plat = item.get("platform", {})
             if plat.get("os") == "linux" and plat.get("architecture") == arch:
                 return _blob(item)
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise LaunchError("image.bad_manifest", f"{where}: not an image index ({exc})") from None
     raise LaunchError("image.unsupported", f"{where} has no linux/{arch} image")
 

@@ -13,12 +13,12 @@ The relay sees the host's files but runs flightdeck's code only.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import sys
 from pathlib import Path
 
+from flightdeck._json import read_json
 from flightdeck.guard import EgressProxy
 from flightdeck.launch.core._errors import LaunchError
 
@@ -67,7 +67,7 @@ class Relay:
             self._close(fd)
         raw = await asyncio.to_thread(_read_pid_report, self._info_r)
         try:
-            pid = int(json.loads(raw.split(b"}", 1)[0] + b"}")["child-pid"])
+            pid = int(read_json(raw.split(b"}", 1)[0] + b"}")["child-pid"])
         except (ValueError, KeyError, TypeError):
             return
         namespaces = ["-n"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.core._services import StepServices
 from flightdeck.launch.core._task import StepOutcome, StepTask, split_outputs
@@ -110,8 +111,8 @@ def _json_object(text: str) -> Any:
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
     try:
-        return json.loads(body)
-    except (ValueError, RecursionError):  # RecursionError: a model's answer nested too deep
+        return read_json(body)
+    except ValueError:  # not JSON, or a model's answer nested too deep
         raise LaunchError(
             "seam.not_json", "a seam with several outputs must answer one JSON object"
         ) from None

@@ -18,7 +18,6 @@ run may be open where it lives, so the resume is refused.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from temporalio.client import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from flightdeck._json import json_copy
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._conclude import RunResult
 from flightdeck.launch.temporal._workflow import FlightPlanWorkflow, state_to_dict
@@ -152,7 +152,7 @@ class TemporalEngine:
         return {
             "run_id": scheduler.run_id,
             # YAML may give dates; the workflow input is JSON.
-            "plan": json.loads(json.dumps(plan.data, default=str)),
+            "plan": json_copy(plan.data, default=str),
             "body": plan.body,
             "path": str(verified.path),
             "content_hash": verified.content_hash,
