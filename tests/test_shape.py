@@ -133,5 +133,5 @@ def test_each_split_package_s_diagram_is_its_table() -> None:
         def node(part: str, package: str = package) -> str:
             return "top" if part == package else part.split(".", 1)[1]
 
-        table = {(node(part), node(target)) for part, targets in parts.items() for target in targets}
+        table = {(node(part), node(to)) for part, targets in parts.items() for to in targets}
         assert diagrams[package] == table, package
