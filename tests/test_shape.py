@@ -115,7 +115,7 @@ def _diagrams() -> dict[str, set[tuple[str, str]]]:
         if marker is None:
             continue
         edges = {m.groups() for line in block.splitlines() if (m := _EDGE.match(line))}
-        found[marker.group(1)] = {(a, b) for a, b in edges}  # type: ignore[misc]
+        found[marker.group(1)] = {(a, b) for a, b in edges}
     return found
 
 
