@@ -403,3 +403,15 @@ def test_the_error_classes_keep_their_parents() -> None:
     for cls in (UiError, AuditStoreError, ConfigError, FlightPlanError, LaunchError, DriverError):
         assert issubclass(cls, Exception)
         assert not issubclass(cls, ValueError)
+
+
+def test_config_error_reports_itself_as_the_command_did() -> None:
+    exc = ConfigError(*CONFIG_INVALID)
+    assert exc.describe() == (
+        "error: /ws/flightdeck.toml: Expected '=' (at line 1, column 5) [config.invalid]"
+    )
+    assert exc.to_dict() == {
+        "code": "config.invalid",
+        "message": "Expected '=' (at line 1, column 5)",
+        "file": "/ws/flightdeck.toml",
+    }
