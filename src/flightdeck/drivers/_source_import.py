@@ -36,6 +36,7 @@ normal import: other installed packages are not part of the pin.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -148,10 +149,12 @@ class SourceLoader(importlib.machinery.SourceFileLoader):
         path = self.get_filename(fullname)
         raw = self.get_data(path)
         self.digest = digest = _check(path, raw, self.checked)
-        code = _cached_code(digest, path)
+        # The cache is flightdeck's own file work, not the package's: it runs
+        # in a fresh context, outside the guard layers that watch the import.
+        code = contextvars.Context().run(_cached_code, digest, path)
         if code is None:
             code = compile(raw, path, "exec", dont_inherit=True)
-            _keep_code(digest, path, code)
+            contextvars.Context().run(_keep_code, digest, path, code)
         return code
 
 
