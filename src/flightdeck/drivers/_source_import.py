@@ -15,6 +15,14 @@ sourceless `.pyc` files are never imported. With `checked` (resolved path
 every module file must be one of those files with those bytes, so what is
 compiled is what the pin checked; anything else is `UnpinnedModule`.
 
+Compiling is what makes this import slow (a large SDK's hundreds of
+modules take seconds), so the code compiled from checked bytes is kept in
+the data directory (`cache/code/`), named by a digest of the source's
+digest, its path and the interpreter's bytecode version, and read back only
+from a file that is this user's own and nobody else can write: the same
+trust the keyring and the trust state already get. The pin check still reads
+and hashes every source file on every import; only `compile` is skipped.
+
 Which names a claim covers: for a workspace-local package (imported as
 `flightdeck_local_<id>`), the package and everything under it. For an
 installed distribution, the module the driver names and its parents
@@ -27,14 +35,21 @@ normal import: other installed packages are not part of the pin.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
+import marshal
 import os
+import stat
 import sys
+import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
@@ -60,6 +75,68 @@ def _check(path: str, raw: bytes | None, checked: Mapping[str, str] | None) -> s
     return digest
 
 
+# Far above any compiled module of a real package; a bigger file is not ours.
+_CODE_CACHE_LIMIT = 64 * 1024 * 1024
+
+
+def _code_cache_dir() -> Path | None:
+    from flightdeck.config import data_dir  # not at import: a driver package may import this early
+
+    try:
+        return data_dir() / "cache" / "code"
+    except (OSError, RuntimeError):  # no home to keep it in: compile every time
+        return None
+
+
+def _cache_key(digest: str, path: str) -> str:
+    # The path is part of the code (tracebacks name it); the magic number
+    # changes with the bytecode format.
+    tag = f"{digest}\0{path}\0{importlib.util.MAGIC_NUMBER.hex()}"
+    return hashlib.sha256(tag.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _own(info: os.stat_result) -> bool:
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _cached_code(digest: str, path: str) -> CodeType | None:
+    folder = _code_cache_dir()
+    if folder is None:
+        return None
+    entry = folder / _cache_key(digest, path)
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO never blocks
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(handle.fileno())
+            if not (stat.S_ISREG(info.st_mode) and _own(info) and _own(os.stat(folder))):
+                return None  # another user's, or writable by others: not trusted
+            if info.st_size > _CODE_CACHE_LIMIT:
+                return None
+            code = marshal.loads(handle.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+    return code if isinstance(code, CodeType) and code.co_filename == path else None
+
+
+def _keep_code(digest: str, path: str, code: CodeType) -> None:
+    folder = _code_cache_dir()
+    if folder is None:
+        return
+    with contextlib.suppress(OSError):  # a cache: failing to keep it only costs time
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".code-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(marshal.dumps(code))
+            os.replace(temporary, folder / _cache_key(digest, path))
+        except OSError:
+            os.unlink(temporary)
+            raise
+
+
 class SourceLoader(importlib.machinery.SourceFileLoader):
     """Compiles the `.py` bytes it reads; never touches `__pycache__`."""
 
@@ -71,8 +148,14 @@ class SourceLoader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)
         raw = self.get_data(path)
-        self.digest = _check(path, raw, self.checked)
-        return compile(raw, path, "exec", dont_inherit=True)
+        self.digest = digest = _check(path, raw, self.checked)
+        # The cache is flightdeck's own file work, not the package's: it runs
+        # in a fresh context, outside the guard layers that watch the import.
+        code = contextvars.Context().run(_cached_code, digest, path)
+        if code is None:
+            code = compile(raw, path, "exec", dont_inherit=True)
+            contextvars.Context().run(_keep_code, digest, path, code)
+        return code
 
 
 class _ExtensionLoader(importlib.machinery.ExtensionFileLoader):
