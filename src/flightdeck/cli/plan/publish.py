@@ -1,0 +1,118 @@
+"""`flightdeck publish NAME[@VERSION] --registry HOST/REPO` and
+`flightdeck install HOST/REPO[:TAG]`"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import click
+
+from flightdeck.cli._render import fail
+from flightdeck.flightplan import FlightPlanError
+
+_insecure = click.option(
+    "--insecure-registry",
+    "insecure",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="Registry spoken to over plain http (loopback registries always are).",
+)
+_quiet = click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+_format = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+
+
+def _progress(quiet: bool, fmt: str) -> Callable[[str], None]:
+    # Progress goes to stderr, so `--format json` keeps stdout one document.
+    if quiet:
+        return lambda line: None
+    return lambda line: click.echo(line, err=True)
+
+
+@click.command()
+@click.argument("target")
+@click.option(
+    "--registry",
+    required=True,
+    metavar="HOST/REPO",
+    help="The repository to push to, e.g. localhost:5000/acme/plans (tags are set by publish).",
+)
+@_insecure
+@_quiet
+@_format
+def publish(target: str, registry: str, insecure: tuple[str, ...], quiet: bool, fmt: str) -> None:
+    """Publish a frozen Flight Plan to an OCI registry, verified first.
+
+    TARGET is NAME or NAME@VERSION of the store. The artifact holds the
+    signed files as layers; the plan's image is copied into the same
+    repository by digest (the artifact's subject). Tags: the version id,
+    the semver label when it is a legal tag, and `latest`. Publishing the
+    same version again pushes nothing new and gives the same digest.
+
+    \b
+    Examples:
+      flightdeck publish weekly-metrics-digest --registry localhost:5000/acme/plans
+      flightdeck publish weekly-metrics-digest@1.0.0 --registry ghcr.io/acme/plans --format json
+    """
+    from flightdeck.flightplan.publish._publish import publish as run
+    from flightdeck.flightplan.registry._credentials import docker_credentials
+    from flightdeck.flightplan.registry._oci import OciClient
+
+    client = OciClient(insecure_hosts=frozenset(insecure), auth=docker_credentials)
+    try:
+        result = run(target, registry, client, progress=_progress(quiet, fmt))
+    except FlightPlanError as exc:
+        fail(exc, fmt)
+    finally:
+        client.close()
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    label = f"@{result.version}" if result.version else ""
+    click.echo(f"✓ published {result.name}{label} to {result.repository}@{result.digest}")
+    click.echo(f"  tags {', '.join(result.tags)}")
+    if result.subject:
+        click.echo(f"  image {result.subject} (referrers: {result.referrers})")
+
+
+@click.command()
+@click.argument("reference", metavar="HOST/REPO[:TAG]")
+@_insecure
+@_quiet
+@_format
+def install(reference: str, insecure: tuple[str, ...], quiet: bool, fmt: str) -> None:
+    """Install a published Flight Plan into the store, verified before
+    anything is written.
+
+    Without a tag, `latest`. The signature, content hash, lock, code pins,
+    publisher trust (keyring) and trust state (no rollback, no publisher
+    change) are checked on the fetched files first. Installing the same
+    version again changes nothing. Launch then pulls the plan's image from
+    this registry, by the digest the signed lock pins.
+
+    \b
+    Examples:
+      flightdeck install localhost:5000/acme/plans
+      flightdeck install ghcr.io/acme/plans:1.0.0 --format json
+    """
+    from flightdeck.flightplan.publish._install import install as run
+    from flightdeck.flightplan.registry._credentials import docker_credentials
+    from flightdeck.flightplan.registry._oci import OciClient
+
+    client = OciClient(insecure_hosts=frozenset(insecure), auth=docker_credentials)
+    try:
+        result = run(reference, client, progress=_progress(quiet, fmt))
+    except FlightPlanError as exc:
+        fail(exc, fmt)
+    finally:
+        client.close()
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    label = f"@{result.version}" if result.version else ""
+    state = "installed" if result.created else "already installed"
+    click.echo(f"✓ {state} {result.name}{label} ({result.id}) from {reference}")
+    click.echo(f"  publisher {result.publisher or '(none: pinned to the signing key)'}")
+    click.echo(f"  at {result.path}")
