@@ -35,6 +35,10 @@ class Registry:
     overrides: dict[str, Answer] = field(default_factory=dict)
     referrers_api: bool = True
     requests: list[str] = field(default_factory=list)
+    # A request line starting with this waits until `release` is set (a
+    # push or a fetch caught in the middle).
+    stall: str | None = None
+    release: threading.Event = field(default_factory=threading.Event)
 
     def override(self, path: str, answer: Answer) -> None:
         self.overrides[path] = answer
@@ -66,6 +70,8 @@ def _handler(state: Registry) -> type[http.server.BaseHTTPRequestHandler]:
 
         def _route(self, method: str) -> None:
             state.requests.append(f"{method} {self.path}")
+            if state.stall and f"{method} {self.path}".startswith(state.stall):
+                state.release.wait(60)
             path = self.path.split("?", 1)[0]
             if path in state.overrides:
                 self._body()
@@ -126,9 +132,11 @@ def _handler(state: Registry) -> type[http.server.BaseHTTPRequestHandler]:
             entries = []
             for (where, ref), (body, media) in sorted(state.manifests.items()):
                 data = json.loads(body)
-                if where == repo and ref == _digest(body) and data.get("subject", {}).get(
-                    "digest"
-                ) == subject:
+                if (
+                    where == repo
+                    and ref == _digest(body)
+                    and data.get("subject", {}).get("digest") == subject
+                ):
                     entries.append(
                         {
                             "mediaType": media,
@@ -138,7 +146,9 @@ def _handler(state: Registry) -> type[http.server.BaseHTTPRequestHandler]:
                             "annotations": data.get("annotations", {}),
                         }
                     )
-            return json.dumps({"schemaVersion": 2, "mediaType": _INDEX, "manifests": entries}).encode()
+            return json.dumps(
+                {"schemaVersion": 2, "mediaType": _INDEX, "manifests": entries}
+            ).encode()
 
         def do_GET(self) -> None:
             self._route("GET")

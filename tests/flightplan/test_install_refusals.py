@@ -200,6 +200,14 @@ def test_content_changed_with_a_matching_manifest_fails_verify(
         "bad-version-id",
         "too-many-layers",
         "misnamed-cosignature",
+        "schema-version-1",
+        "index-with-artifact-type",
+        "layers-an-int",
+        "two-code-pins",
+        "no-name",
+        "no-version-id",
+        "layer-not-an-object",
+        "digest-an-int",
     ],
 )
 def test_a_hostile_manifest_is_refused(
@@ -222,7 +230,23 @@ def test_a_hostile_manifest_is_refused(
             "bad-version-id": lambda: manifest["annotations"].update(
                 {"ai.aileron.flightplan.version": "../../etc"}
             ),
-            "too-many-layers": lambda: manifest.update(layers=[layer] * 65),
+            # Layers of a type install ignores: with the real ones, 65.
+            "too-many-layers": lambda: manifest["layers"].extend(
+                [{**layer, "mediaType": "application/x-other"}] * 61
+            ),
+            "schema-version-1": lambda: manifest.update(schemaVersion=1),
+            "index-with-artifact-type": lambda: manifest.update(
+                mediaType="application/vnd.oci.image.index.v1+json"
+            ),
+            "layers-an-int": lambda: manifest.update(layers=5),
+            "two-code-pins": lambda: manifest["layers"].extend(
+                [{**layer, "mediaType": "application/vnd.flightdeck.flightplan.code-pins.v1+json"}]
+                * 2
+            ),
+            "no-name": lambda: manifest["annotations"].pop("ai.aileron.flightplan.name"),
+            "no-version-id": lambda: manifest["annotations"].pop("ai.aileron.flightplan.version"),
+            "layer-not-an-object": lambda: manifest["layers"].append("SKILL.md"),
+            "digest-an-int": lambda: layer.update(digest=5),
             "misnamed-cosignature": lambda: manifest["layers"].append(
                 {
                     **layer,
@@ -234,7 +258,10 @@ def test_a_hostile_manifest_is_refused(
         change()
         body = json.dumps(manifest).encode()
     art.serve(body)
-    refused(machine, "install.bad_manifest", art.ref)
+    wrong_type = hostile in ("schema-version-1", "index-with-artifact-type")
+    refused(
+        machine, "install.wrong_artifact_type" if wrong_type else "install.bad_manifest", art.ref
+    )
 
 
 def test_a_redirect_elsewhere_is_refused(art: Published, machine: Machine) -> None:
@@ -323,3 +350,26 @@ def test_a_manifest_copy_does_not_share_state(art: Published) -> None:
     first = art.manifest()
     first["layers"].clear()
     assert art.manifest()["layers"] and copy.deepcopy(first) == first
+
+
+def test_co_signatures_travel_with_the_version(
+    published: Published, tmp_path: Path, art: Published
+) -> None:
+    """A version co-signed by a second key: its co-signature is a layer
+    named by its title, and lands beside the version under that name."""
+    tmp = tmp_path / "co"
+    keys = tmp / "keys"
+    first = publisher(tmp / "a", keys)
+    freeze(first, hello_plan(tmp / "src", text="cosigned"), keys, "3.0.0")
+    assert first.run("keys", "generate", "--out", str(tmp / "second")).returncode == 0
+    signed = first.run(
+        "sign", "hello-plan@3.0.0", "--signing-key", str(tmp / "second" / "flightdeck.key")
+    )
+    assert signed.returncode == 0, signed.stderr
+    first.ok("publish", "hello-plan@3.0.0", "--registry", f"{art.registry.address}/co/plans")
+    second = Machine(tmp / "b")
+    trust(second, keys)
+    installed = second.ok("install", f"{art.registry.address}/co/plans")
+    names = sorted(p.name for p in Path(installed["path"]).iterdir())
+    cosignatures = [n for n in names if n.startswith("SKILL.md.") and n != "SKILL.md.sig"]
+    assert len(cosignatures) == 1 and cosignatures[0].endswith(".sig"), names

@@ -41,7 +41,9 @@ def test_publish_install_launch_on_a_second_machine(tmp_path: Path) -> None:
         assert data["artifactType"] == ARTIFACT and "subject" not in data
         assert data["annotations"]["org.opencontainers.image.created"] == "1970-01-01T00:00:00Z"
         assert data["annotations"]["ai.aileron.flightplan.version"] == frozen["id"]
-        assert [layer["annotations"]["org.opencontainers.image.title"] for layer in data["layers"]] == [
+        assert [
+            layer["annotations"]["org.opencontainers.image.title"] for layer in data["layers"]
+        ] == [
             "SKILL.md",
             "lock.json",
             "SKILL.md.sig",
@@ -89,9 +91,7 @@ def test_the_referrers_api_is_used_where_the_registry_has_it(tmp_path: Path) -> 
         )
         source.write_text(text)
         freeze(first, source, keys, "1.0.0")
-        result = first.ok(
-            "publish", "hello-plan", "--registry", f"{registry.address}/acme/plans"
-        )
+        result = first.ok("publish", "hello-plan", "--registry", f"{registry.address}/acme/plans")
         assert result["subject"] == digest and result["referrers"] == "api"
         assert ("acme/plans", digest) in registry.manifests  # the image, copied
         artifact = json.loads(registry.manifest("acme/plans", "latest"))

@@ -63,6 +63,10 @@ def publish(target: str, registry: str, insecure: tuple[str, ...], quiet: bool, 
         result = run(target, registry, client, progress=_progress(quiet, fmt))
     except FlightPlanError as exc:
         fail(exc, fmt)
+    except KeyboardInterrupt:
+        # Tags move last: the registry still names the previous artifact.
+        click.echo("interrupted: nothing was tagged; publish again to finish", err=True)
+        raise SystemExit(130) from None
     finally:
         client.close()
     if fmt == "json":
@@ -106,6 +110,9 @@ def install(reference: str, insecure: tuple[str, ...], quiet: bool, fmt: str) ->
         result = run(reference, client, progress=_progress(quiet, fmt))
     except FlightPlanError as exc:
         fail(exc, fmt)
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing was stored", err=True)
+        raise SystemExit(130) from None
     finally:
         client.close()
     if fmt == "json":
