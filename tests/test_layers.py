@@ -94,6 +94,7 @@ INSIDE: dict[str, dict[str, set[str]]] = {
         # runs verify (the top) before the store's write.
         "flightplan.publish": {
             "flightplan",
+            "flightplan.model",
             "flightplan.store",
             "flightplan.signing",
             "flightplan.registry",

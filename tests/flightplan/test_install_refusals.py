@@ -298,12 +298,14 @@ def test_annotations_that_do_not_describe_the_signed_content_are_refused(
 def test_an_aileron_artifact_is_named_and_refused(art: Published, machine: Machine) -> None:
     manifest = art.manifest()
     skill = manifest["layers"][0]
+    aileron = "application/vnd.aileron.flightplan."
+    lock, signature = b"lock: {}\n", b"s" * 64
     manifest["layers"] = [
         skill,
-        {"mediaType": "application/vnd.aileron.flightplan.lock.v1+yaml", "digest": art.blob(b"lock: {}\n"), "size": 9},
-        {"mediaType": "application/vnd.aileron.flightplan.signature.v1", "digest": art.blob(b"s" * 64), "size": 64},
+        {"mediaType": aileron + "lock.v1+yaml", "digest": art.blob(lock), "size": len(lock)},
+        {"mediaType": aileron + "signature.v1", "digest": art.blob(signature), "size": 64},
         manifest["layers"][3],
-    ]  # fmt: skip
+    ]
     art.serve(manifest)
     error = refused(machine, "install.aileron_artifact", art.ref)
     assert "hello-plan" in error["message"] and "can be verified" in error["message"]

@@ -24,6 +24,7 @@ from tests.flightplan._machines import PUBLISHER, Machine, publisher, trust
 
 from .test_code_pins import _workspace
 
+MODULE = "packages/greetpkg/__init__.py"
 DRIVERS = "application/vnd.flightdeck.flightplan.drivers.v1.tar"
 
 
@@ -98,12 +99,11 @@ def test_other_driver_code_from_the_registry_is_refused(tmp_path: Path, marks: P
         for change in ("edited", "extra", "missing", "not-a-tar"):
             buffer = io.BytesIO()
             with tarfile.open(fileobj=buffer, mode="w") as tar:
+                names = [".drivers/greeter/DRIVER.md", ".tools/greet/TOOL.md", MODULE]
                 for name, data in (
-                    (".drivers/greeter/DRIVER.md", (ws_file(tmp_path, ".drivers/greeter/DRIVER.md"))),
-                    (".tools/greet/TOOL.md", ws_file(tmp_path, ".tools/greet/TOOL.md")),
-                    ("packages/greetpkg/__init__.py", ws_file(tmp_path, "packages/greetpkg/__init__.py")),
+                    *[(name, ws_file(tmp_path, name)) for name in names],
                     ("packages/greetpkg/evil.py", b"import os\n"),
-                ):  # fmt: skip
+                ):
                     if name.endswith("evil.py") and change != "extra":
                         continue
                     if name.endswith("TOOL.md") and change == "missing":
@@ -116,7 +116,11 @@ def test_other_driver_code_from_the_registry_is_refused(tmp_path: Path, marks: P
             raw = buffer.getvalue() if change != "not-a-tar" else b"\0" * 1024 + b"junk"
             digest = "sha256:" + hashlib.sha256(raw).hexdigest()
             registry.blobs[digest] = raw
-            manifest["layers"][index] = {**manifest["layers"][index], "digest": digest, "size": len(raw)}
+            manifest["layers"][index] = {
+                **manifest["layers"][index],
+                "digest": digest,
+                "size": len(raw),
+            }
             registry.manifests[("acme/plans", "latest")] = (
                 json.dumps(manifest).encode(),
                 "application/vnd.oci.image.manifest.v1+json",

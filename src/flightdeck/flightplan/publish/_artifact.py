@@ -26,6 +26,7 @@ from typing import Any
 from flightdeck._bounded import MiB
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES, STORE_FILE_BYTES
+from flightdeck.flightplan.publish._drivers import DRIVERS_LIMIT, DRIVERS_TITLE, DRIVERS_TYPE
 
 ARTIFACT_TYPE = "application/vnd.aileron.flightplan.artifact.v1+json"
 MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -60,6 +61,7 @@ FILES: dict[str, tuple[str, int]] = {
     PUBKEY_TYPE: ("signer.pub.pem", STORE_FILE_BYTES),
     CODE_PINS_TYPE: ("code-pins.json", PLAN_FILE_BYTES),
     COSIGNATURE_TYPE: ("", STORE_FILE_BYTES),  # named by its title
+    DRIVERS_TYPE: (DRIVERS_TITLE, DRIVERS_LIMIT),  # unpacked, never stored as is
 }
 REQUIRED = (SKILL_TYPE, LOCK_TYPE, SIGNATURE_TYPE, PUBKEY_TYPE)
 MANIFEST_LIMIT = 1 * MiB
@@ -173,8 +175,10 @@ def read_artifact(body: bytes, where: str) -> Artifact:
                 f"{where}: {count} layers of type {media} (one {FILES[media][0]} is required)",
                 where,
             )
-    if types.count(CODE_PINS_TYPE) > 1:
-        raise _error("install.bad_manifest", f"{where}: more than one code-pins layer", where)
+    if types.count(CODE_PINS_TYPE) > 1 or types.count(DRIVERS_TYPE) > 1:
+        raise _error(
+            "install.bad_manifest", f"{where}: more than one code-pins or drivers layer", where
+        )
     titles = [layer.title for layer in mine if layer.media_type == COSIGNATURE_TYPE]
     if len(set(titles)) != len(titles) or not all(_COSIGNATURE.match(t) for t in titles):
         raise _error(

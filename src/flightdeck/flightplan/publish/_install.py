@@ -29,6 +29,7 @@ from flightdeck.flightplan.publish._artifact import (
     Artifact,
     read_artifact,
 )
+from flightdeck.flightplan.publish._drivers import DRIVERS_TYPE, unpack
 from flightdeck.flightplan.publish._publish import repository_ref
 from flightdeck.flightplan.registry._images import ImageRef
 from flightdeck.flightplan.registry._oci import OciClient
@@ -105,6 +106,10 @@ def install(
                 "digest": fetched.digest,
             }
             beside = {ORIGIN_FILE: (json.dumps(origin, indent=2, sort_keys=True) + "\n").encode()}
+            for layer in artifact.layers:
+                if layer.media_type == DRIVERS_TYPE:  # checked against the verified pins
+                    raw = client.blob(ref, layer.digest, layer.size)
+                    beside.update(unpack(raw, checked.lock.code_pins, where))
             identity = (checked.name, checked.content_hash, checked.version, checked.publisher)
             statement = json.loads(files["SKILL.md.sig"]).get("statement") or {}
             entry, created = store.put_verified(
@@ -142,6 +147,8 @@ def _fetch(
 ) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for layer in artifact.layers:
+        if layer.media_type == DRIVERS_TYPE:
+            continue  # fetched once verify has read the pins it must match
         name = artifact.file_name(layer)
         raw = client.blob(ref, layer.digest, layer.size)
         (staging / name).write_bytes(raw)

@@ -38,6 +38,12 @@ from flightdeck.flightplan.publish._artifact import (
     empty_config,
 )
 from flightdeck.flightplan.publish._copy import MANIFEST_LIMIT, copy_image
+from flightdeck.flightplan.publish._drivers import (
+    DRIVERS_TITLE,
+    DRIVERS_TYPE,
+    WORKSPACE_DIR,
+    pack,
+)
 from flightdeck.flightplan.registry._images import ImageRef, parse_image_ref
 from flightdeck.flightplan.registry._oci import OciClient, sha256
 from flightdeck.flightplan.registry._registry_http import RegistryRefused
@@ -143,6 +149,12 @@ def _push(
         uploaded += client.push_blob(repo, digest, raw)
         layers.append(Descriptor(media, digest, len(raw), name))
         progress(f"  {name} {digest[:19]} ({len(raw):,} bytes)")
+    drivers = pack(_frozen_workspace(folder), verified.lock.code_pins)
+    if drivers is not None:
+        digest = sha256(drivers)
+        uploaded += client.push_blob(repo, digest, drivers)
+        layers.append(Descriptor(DRIVERS_TYPE, digest, len(drivers), DRIVERS_TITLE))
+        progress(f"  {DRIVERS_TITLE} {digest[:19]} ({len(drivers):,} bytes)")
     label = verified.version
     manifest = build_manifest(verified.name, version_id, label, layers, subject)
     digest = sha256(manifest)
@@ -186,6 +198,20 @@ def _files(folder: Path) -> list[tuple[str, str, bytes]]:
     for path in sorted(folder.glob("SKILL.md.*.sig")):
         out.append((COSIGNATURE_TYPE, path.name, path.read_bytes()))
     return out
+
+
+def _frozen_workspace(folder: Path) -> Path | None:
+    """Where the version was frozen (meta.json, unsigned: only where to look;
+    `pack` checks every file against the signed pins), or, for a version
+    installed here, the driver files install stored beside it."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        meta = None
+    where = meta.get("workspace") if isinstance(meta, dict) else None
+    if isinstance(where, str):
+        return Path(where)
+    return folder / WORKSPACE_DIR if (folder / WORKSPACE_DIR).is_dir() else None
 
 
 def _link(client: OciClient, repo: ImageRef, subject: Descriptor, manifest: bytes) -> str:

@@ -190,6 +190,9 @@ class SkillStore:
         staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=versions))
         try:
             for name, raw in {**files, **beside, META_FILE: _json(meta)}.items():
+                # `beside` names may hold folders (an installed version's
+                # driver files under workspace/, checked by install).
+                (staging / name).parent.mkdir(parents=True, exist_ok=True)
                 (staging / name).write_bytes(raw)
             os.rename(staging, target)
         except OSError:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from flightdeck._bounded import read_regular
-from flightdeck.flightplan import FlightPlan, FlightPlanError, ResolvedImage, parse_image_ref
+from flightdeck.flightplan import FlightPlan, FlightPlanError, parse_image_ref
 from flightdeck.launch.core._errors import LaunchError
 
 ORIGIN_FILE = "origin.json"
