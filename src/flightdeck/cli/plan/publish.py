@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 
+from flightdeck.cli._passphrase import passphrase_fd_option, passphrase_source
 from flightdeck.cli._render import fail
 from flightdeck.flightplan import FlightPlanError
 
@@ -37,10 +39,34 @@ def _progress(quiet: bool, fmt: str) -> Callable[[str], None]:
     metavar="HOST/REPO",
     help="The repository to push to, e.g. localhost:5000/acme/plans (tags are set by publish).",
 )
+@click.option(
+    "--signing-key",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Also sign the name's versions index with this key (the publisher's), so that"
+    " installs of `latest` on a fresh machine refuse an older or withheld version.",
+)
+@passphrase_fd_option
+@click.option(
+    "--index-expires",
+    type=click.IntRange(min=1, max=3650),
+    default=30,
+    show_default=True,
+    metavar="DAYS",
+    help="How long the signed versions index is valid.",
+)
 @_insecure
 @_quiet
 @_format
-def publish(target: str, registry: str, insecure: tuple[str, ...], quiet: bool, fmt: str) -> None:
+def publish(
+    target: str,
+    registry: str,
+    signing_key: Path | None,
+    passphrase_fd: int | None,
+    index_expires: int,
+    insecure: tuple[str, ...],
+    quiet: bool,
+    fmt: str,
+) -> None:
     """Publish a frozen Flight Plan to an OCI registry, verified first.
 
     TARGET is NAME or NAME@VERSION of the store. The artifact holds the
@@ -60,7 +86,19 @@ def publish(target: str, registry: str, insecure: tuple[str, ...], quiet: bool, 
 
     client = OciClient(insecure_hosts=frozenset(insecure), auth=docker_credentials)
     try:
-        result = run(target, registry, client, progress=_progress(quiet, fmt))
+        key = None
+        if signing_key is not None:
+            from flightdeck.flightplan import load_private_key
+
+            key = load_private_key(signing_key, passphrase_source(passphrase_fd))
+        result = run(
+            target,
+            registry,
+            client,
+            progress=_progress(quiet, fmt),
+            index_key=key,
+            index_days=index_expires,
+        )
     except FlightPlanError as exc:
         fail(exc, fmt)
     except KeyboardInterrupt:
@@ -79,6 +117,8 @@ def publish(target: str, registry: str, insecure: tuple[str, ...], quiet: bool, 
     click.echo(f"  tags {', '.join(result.tags)}")
     if result.subject:
         click.echo(f"  image {result.subject} (referrers: {result.referrers})")
+    if result.index is not None:
+        click.echo(f"  versions index #{result.index} signed")
 
 
 @click.command()

@@ -164,7 +164,7 @@ def read_artifact(body: bytes, where: str) -> Artifact:
         )
     layers = [_descriptor(item, where) for item in raw_layers]
     types = [layer.media_type for layer in layers]
-    if SIGNATURE_TYPE not in types or AILERON_SIGNATURE_TYPE in types:
+    if SIGNATURE_TYPE not in types and AILERON_SIGNATURE_TYPE in types:
         raise _aileron(data, types, where)
     mine = [layer for layer in layers if layer.media_type in FILES]
     for media in REQUIRED:

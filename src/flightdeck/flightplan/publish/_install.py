@@ -30,6 +30,14 @@ from flightdeck.flightplan.publish._artifact import (
     read_artifact,
 )
 from flightdeck.flightplan.publish._drivers import DRIVERS_TYPE, unpack
+from flightdeck.flightplan.publish._index import (
+    IndexState,
+    VersionsIndex,
+    check_index,
+    check_newest,
+    fetch_index,
+    read_index,
+)
 from flightdeck.flightplan.publish._publish import repository_ref
 from flightdeck.flightplan.registry._images import ImageRef
 from flightdeck.flightplan.registry._oci import OciClient
@@ -74,6 +82,7 @@ def install(
     keyring: Keyring | None = None,
     trust: TrustState | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    index_state: IndexState | None = None,
 ) -> InstallResult:
     if "@" in reference:
         raise FlightPlanError(
@@ -87,9 +96,12 @@ def install(
     where = f"{ref.registry}/{ref.repository}:{tag}"
     store = store or SkillStore()
     trust = trust or TrustState()
+    keyring = keyring or Keyring()
+    index_state = index_state or IndexState(store.root.parent / "index-state.json")
     try:
         fetched = client.manifest(ref, tag, MANIFEST_LIMIT)
         artifact = read_artifact(fetched.body, where)
+        index = _index(client, ref, tag, artifact, fetched.digest, keyring, index_state, where)
         with tempfile.TemporaryDirectory(prefix="flightdeck-install-") as scratch:
             staging = Path(scratch) / artifact.version_id
             staging.mkdir()
@@ -126,6 +138,8 @@ def install(
     final = verify_plan(
         f"{checked.name}@{artifact.version_id}", store=store, keyring=keyring, trust=trust
     )
+    if index is not None:
+        index_state.record(index.name, index.sequence)
     return InstallResult(
         final.name,
         final.version,
@@ -136,6 +150,34 @@ def install(
         entry.path,
         created,
     )
+
+
+def _index(
+    client: OciClient,
+    ref: ImageRef,
+    tag: str,
+    artifact: Artifact,
+    digest: str,
+    keyring: Keyring,
+    state: IndexState,
+    where: str,
+) -> VersionsIndex | None:
+    """For `latest`: the signed versions index, checked, naming this
+    artifact as its newest; None without one (or for another tag)."""
+    if tag != "latest":
+        return None
+    parts = fetch_index(client, ref, where)
+    if parts is None:
+        return None
+    index, envelope = read_index(*parts, where)
+    if index.name != artifact.name:
+        raise FlightPlanError(
+            "install.index_mismatch",
+            f"{where}: the versions index is of {index.name!r}, the artifact {artifact.name!r}",
+        )
+    check_index(index, parts[0], envelope, keyring, state.seen(index.name), where)
+    check_newest(index, artifact.version_id, digest, where)
+    return index
 
 
 def _fetch(

@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._verify import VerifiedPlan, verify_plan
@@ -44,10 +46,18 @@ from flightdeck.flightplan.publish._drivers import (
     WORKSPACE_DIR,
     pack,
 )
+from flightdeck.flightplan.publish._index import (
+    fetch_index,
+    next_index,
+    push_index,
+    read_index,
+    signed,
+)
 from flightdeck.flightplan.registry._images import ImageRef, parse_image_ref
 from flightdeck.flightplan.registry._oci import OciClient, sha256
 from flightdeck.flightplan.registry._registry_http import RegistryRefused
 from flightdeck.flightplan.signing._keyring import Keyring
+from flightdeck.flightplan.signing._signing import key_id, signature_valid
 from flightdeck.flightplan.signing._trust import TrustState
 from flightdeck.flightplan.store._store import SkillStore
 
@@ -75,6 +85,7 @@ class PublishResult:
     referrers: str | None  # "api", "fallback" (the sha256-<hex> tag) or None
     uploaded: int  # blobs whose bytes were sent (0 on a re-publish)
     warnings: tuple[str, ...] = field(default=())
+    index: int | None = None  # the signed versions index's sequence, when signed
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,6 +100,7 @@ class PublishResult:
             "referrers": self.referrers,
             "uploaded": self.uploaded,
             "warnings": list(self.warnings),
+            "index": self.index,
         }
 
 
@@ -119,11 +131,19 @@ def publish(
     keyring: Keyring | None = None,
     trust: TrustState | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    index_key: Ed25519PrivateKey | None = None,
+    index_days: int = 30,
 ) -> PublishResult:
+    """Verify and push `target`; with `index_key`, also sign the versions
+    index (`_index`) with it, valid for `index_days`."""
     repo = repository_ref(registry, "publish.invalid_registry", tag=False)
     verified = verify_plan(target, store=store, keyring=keyring, trust=trust)
     try:
-        return _push(verified, repo, client, progress)
+        result = _push(verified, repo, client, progress)
+        if index_key is None:
+            return result
+        sequence = _sign_index(client, repo, result, verified.publisher, index_key, index_days)
+        return replace(result, index=sequence)
     except RegistryRefused as exc:
         code = _CODES.get(exc.code, "registry_refused")
         raise FlightPlanError(
@@ -198,6 +218,42 @@ def _files(folder: Path) -> list[tuple[str, str, bytes]]:
     for path in sorted(folder.glob("SKILL.md.*.sig")):
         out.append((COSIGNATURE_TYPE, path.name, path.read_bytes()))
     return out
+
+
+def _sign_index(
+    client: OciClient,
+    repo: ImageRef,
+    result: PublishResult,
+    publisher: str | None,
+    key: Ed25519PrivateKey,
+    days: int,
+) -> int:
+    """Add the version to the signed versions index (the newest entry)."""
+    where = f"{repo.registry}/{repo.repository}:index"
+    parts = fetch_index(client, repo, where)
+    old = None
+    if parts is not None:
+        try:
+            old, envelope = read_index(*parts, where)
+        except FlightPlanError as exc:
+            raise FlightPlanError("publish.index_invalid", exc.message) from None
+        mine = key_id(key.public_key())
+        if envelope["keyId"] != mine or not signature_valid(
+            key.public_key(), parts[0], envelope["signature"]
+        ):
+            raise FlightPlanError(
+                "publish.index_invalid",
+                f"{where} is not signed by this key ({mine}): it was not written by this"
+                " publisher's publish, or the key changed",
+                hint="sign with the key that signed the index before",
+            )
+    entry = {"id": result.id, "version": result.version, "digest": result.digest}
+    index = next_index(old, result.name, publisher, entry, days)
+    if index is None:
+        assert old is not None
+        return old.sequence
+    push_index(client, repo, *signed(index, key))
+    return index.sequence
 
 
 def _frozen_workspace(folder: Path) -> Path | None:
