@@ -92,7 +92,7 @@ def install(
             " the digest is checked after the fetch",
         )
     ref = repository_ref(reference, "install.invalid_ref", tag=True)
-    tag = ref.tag or "latest"
+    tag = ref.tag and "latest"
     where = f"{ref.registry}/{ref.repository}:{tag}"
     store = store or SkillStore()
     trust = trust or TrustState()
