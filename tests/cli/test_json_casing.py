@@ -178,6 +178,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         ("verify", ["verify", "metrics-digest@1.0.0"]),
         ("publish", ["publish", "metrics-digest", "--registry", f"{registry.address}/x/plans"]),
         ("install", ["install", f"{registry.address}/x/plans"]),
+        ("skills export", ["skills", "export", "metrics-digest@1.0.0", "-o", str(tmp / "x.tar")]),
+        ("skills import", ["skills", "import", str(tmp / "x.tar")]),
         ("skills list", ["skills", "list"]),
         (
             "launch",

@@ -38,6 +38,10 @@ class Registry:
     # A request line starting with this waits until `release` is set (a
     # push or a fetch caught in the middle).
     stall: str | None = None
+    # Credentials every /v2/ request must carry: "user:secret" as Basic, or,
+    # with `bearer`, a token from /token asked for with them.
+    basic: str | None = None
+    bearer: bool = False
     release: threading.Event = field(default_factory=threading.Event)
 
     def override(self, path: str, answer: Answer) -> None:
@@ -73,6 +77,8 @@ def _handler(state: Registry) -> type[http.server.BaseHTTPRequestHandler]:
             if state.stall and f"{method} {self.path}".startswith(state.stall):
                 state.release.wait(60)
             path = self.path.split("?", 1)[0]
+            if not self._authorized(path):
+                return
             if path in state.overrides:
                 self._body()
                 self._send(state.overrides[path], head=method == "HEAD")
@@ -116,6 +122,29 @@ def _handler(state: Registry) -> type[http.server.BaseHTTPRequestHandler]:
                 self._send(Answer(200, self._referrers(repo, ref), {"Content-Type": _INDEX}))
             else:
                 self._send(Answer(404))
+
+        def _authorized(self, path: str) -> bool:
+            if state.basic is None:
+                return True
+            import base64
+
+            basic = "Basic " + base64.b64encode(state.basic.encode()).decode()
+            sent = self.headers.get("Authorization", "")
+            if path == "/token":
+                ok = sent == basic
+                self._body()
+                self._send(Answer(200, b'{"token": "t0k"}') if ok else Answer(401))
+                return False
+            if sent == ("Bearer t0k" if state.bearer else basic):
+                return True
+            self._body()
+            challenge = (
+                f'Bearer realm="http://{state.address}/token",service="test"'
+                if state.bearer
+                else 'Basic realm="test"'
+            )
+            self._send(Answer(401, headers={"WWW-Authenticate": challenge}))
+            return False
 
         def _put_manifest(self, repo: str, ref: str) -> None:
             body = self._body()

@@ -98,7 +98,12 @@ def refused(machine: Machine, code: str, ref: str) -> dict[str, Any]:
 
 
 def test_a_good_artifact_installs(art: Published, machine: Machine) -> None:
-    assert machine.ok("install", art.ref)["version"] == "1.0.0"
+    installed = machine.ok("install", art.ref)
+    assert installed["version"] == "1.0.0"
+    # The unsigned index keeps the signing time, as a freeze's does.
+    folder = Path(installed["path"])
+    statement = json.loads((folder / "SKILL.md.sig").read_text())["statement"]
+    assert json.loads((folder / "meta.json").read_text())["frozen_at"] == statement["signedAt"]
 
 
 def test_a_digest_reference_is_refused(art: Published, machine: Machine) -> None:

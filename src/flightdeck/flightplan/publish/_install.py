@@ -83,7 +83,10 @@ def install(
     trust: TrustState | None = None,
     progress: Callable[[str], None] = lambda line: None,
     index_state: IndexState | None = None,
+    origin: bool = True,
 ) -> InstallResult:
+    """Install `reference`; `origin` False (an imported layout) writes no
+    origin.json: there is no registry to pull the image from."""
     if "@" in reference:
         raise FlightPlanError(
             "install.digest_ref",
@@ -92,7 +95,7 @@ def install(
             " the digest is checked after the fetch",
         )
     ref = repository_ref(reference, "install.invalid_ref", tag=True)
-    tag = ref.tag and "latest"
+    tag = ref.tag or "latest"
     where = f"{ref.registry}/{ref.repository}:{tag}"
     store = store or SkillStore()
     trust = trust or TrustState()
@@ -111,13 +114,15 @@ def install(
                 shutil.copyfile(trust.path, copy)
             checked = verify_plan(staging, store=store, keyring=keyring, trust=TrustState(copy))
             _check_identity(artifact, checked, where)
-            origin = {
+            source = {
                 "registry": ref.registry,
                 "repository": ref.repository,
                 "tag": tag,
                 "digest": fetched.digest,
             }
-            beside = {ORIGIN_FILE: (json.dumps(origin, indent=2, sort_keys=True) + "\n").encode()}
+            beside = {}
+            if origin:
+                beside[ORIGIN_FILE] = (json.dumps(source, indent=2, sort_keys=True) + "\n").encode()
             for layer in artifact.layers:
                 if layer.media_type == DRIVERS_TYPE:  # checked against the verified pins
                     raw = client.blob(ref, layer.digest, layer.size)
