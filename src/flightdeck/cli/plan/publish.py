@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,9 +26,18 @@ _format = click.option("--format", "fmt", type=click.Choice(["text", "json"]), d
 
 
 def _progress(quiet: bool, fmt: str) -> Callable[[str], None]:
-    # Progress goes to stderr, so `--format json` keeps stdout one document.
+    """Progress on stderr (so `--format json` keeps stdout one document):
+    on a terminal one status line rewritten in place, else a line each."""
     if quiet:
         return lambda line: None
+    if sys.stderr.isatty():
+
+        def status(line: str) -> None:
+            click.echo("\r\033[K" + line.strip()[:120], nl=False, err=True)
+            if line.startswith("pushed "):  # the last line of a publish
+                click.echo("", err=True)
+
+        return status
     return lambda line: click.echo(line, err=True)
 
 
