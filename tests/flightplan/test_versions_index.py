@@ -161,3 +161,106 @@ def test_an_index_of_another_name_or_malformed_is_refused(setup: Setup) -> None:
     fresh.refused("install.blob_mismatch", "install", setup.ref)
     assert fresh.stored() == []
     assert PUBLISHER.startswith("github://")
+
+
+def _serve_raw(
+    setup: Setup,
+    body: bytes,
+    envelope: bytes,
+    *,
+    artifact_type: str = "application/vnd.flightdeck.flightplan.index.v1+json",
+    size: object = None,
+) -> None:
+    layers = []
+    for media, raw in (
+        ("application/vnd.flightdeck.flightplan.index-file.v1+json", body),
+        ("application/vnd.flightdeck.flightplan.index-signature.v1+json", envelope),
+    ):
+        digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+        setup.registry.blobs[digest] = raw
+        layers.append({"mediaType": media, "digest": digest, "size": len(raw)})
+    if size is not None:
+        layers[0]["size"] = size
+    manifest = {"schemaVersion": 2, "artifactType": artifact_type, "layers": layers}
+    setup.serve("index", json.dumps(manifest).encode())
+
+
+def _signed_bytes(setup: Setup, index: VersionsIndex) -> tuple[bytes, bytes]:
+    return signed(index, load_private_key(setup.keys / "flightdeck.key"))
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "envelope-a-list",
+        "envelope-without-key-id",
+        "signature-of-other-bytes",
+        "another-artifact-type",
+        "size-over-the-bound",
+        "size-a-string",
+        "entry-a-string",
+        "sequence-a-bool",
+        "sequence-a-string",
+    ],
+)
+def test_a_malformed_or_forged_index_is_untrusted(setup: Setup, hostile: str) -> None:
+    body, envelope = _signed_bytes(setup, _current(setup))
+    options: dict[str, object] = {}
+    data = json.loads(body)
+    if hostile == "envelope-a-list":
+        envelope = b"[]"
+    elif hostile == "envelope-without-key-id":
+        envelope = json.dumps({"signature": json.loads(envelope)["signature"]}).encode()
+    elif hostile == "signature-of-other-bytes":
+        _, other = _signed_bytes(setup, _current(setup, sequence=77))
+        envelope = other
+    elif hostile == "another-artifact-type":
+        options["artifact_type"] = "application/vnd.example+json"
+    elif hostile == "size-over-the-bound":
+        options["size"] = (1 << 20) + 1
+    elif hostile == "size-a-string":
+        options["size"] = "12"
+    elif hostile == "entry-a-string":
+        data["versions"].append("1.2.0")
+    elif hostile == "sequence-a-bool":
+        data["sequence"] = True
+    elif hostile == "sequence-a-string":
+        data["sequence"] = "3"
+    if hostile.startswith(("entry", "sequence")):
+        body = json.dumps(data).encode()
+        envelope = json.dumps(
+            {
+                "keyId": json.loads(envelope)["keyId"],
+                "signature": __import__("base64")
+                .b64encode(load_private_key(setup.keys / "flightdeck.key").sign(body))
+                .decode(),
+            }
+        ).encode()
+    _serve_raw(setup, body, envelope, **options)  # type: ignore[arg-type]
+    fresh = setup.machine("b")
+    fresh.refused("install.index_untrusted", "install", setup.ref)
+    assert fresh.stored() == []
+
+
+def test_an_index_signed_by_a_revoked_key_is_untrusted(setup: Setup) -> None:
+    fresh = setup.machine("b")
+    done = fresh.run("keyring", "revoke", str(setup.keys / "flightdeck.pub"))
+    assert done.returncode == 0, done.stderr
+    fresh.refused("install.index_untrusted", "install", setup.ref)
+    assert fresh.stored() == []
+
+
+@pytest.mark.parametrize("case", ["empty", "other-id-same-digest", "not-listed"])
+def test_the_artifact_must_be_the_newest_entry(setup: Setup, case: str) -> None:
+    newest = dict(_current(setup).versions[-1])
+    versions: tuple[dict[str, object], ...] = ()
+    if case == "other-id-same-digest":
+        versions = ({**newest, "id": "0" * 16},)
+    elif case == "not-listed":
+        versions = ({"id": "1" * 16, "version": "0.9.0", "digest": "sha256:" + "2" * 64},)
+    _serve_index(setup, _current(setup, versions=versions), setup.keys / "flightdeck.key")
+    fresh = setup.machine("b")
+    error = fresh.refused("install.index_mismatch", "install", setup.ref)
+    if case == "not-listed":
+        assert "not listed" in error["message"]
+    assert fresh.stored() == []
