@@ -90,6 +90,15 @@ INSIDE: dict[str, dict[str, set[str]]] = {
         "flightplan.signing": {"flightplan", "flightplan.model"},
         "flightplan.store": {"flightplan", "flightplan.model"},
         "flightplan.registry": {"flightplan"},
+        # Publish and install: the artifact, the push, and the install that
+        # runs verify (the top) before the store's write.
+        "flightplan.publish": {
+            "flightplan",
+            "flightplan.model",
+            "flightplan.store",
+            "flightplan.signing",
+            "flightplan.registry",
+        },
     },
     # The CLI: `cli/_main.py` names each command's module as a string and
     # imports it when the command runs; `flightdeck.cli.main` reads `agent

@@ -10,6 +10,7 @@ under exactly the names the plan declared.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -25,6 +26,7 @@ import pytest
 
 from flightdeck.cli._main import cli
 from tests.cli._run import FLIGHTDECK, run
+from tests.flightplan import _oci_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ROOT / "examples" / "flightplans" / "metrics-digest"
@@ -120,6 +122,8 @@ def _saved_session(root: Path) -> None:
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("casing")
+    stack = contextlib.ExitStack()
+    registry = stack.enter_context(_oci_server.serving())  # publish, install
     env = {
         "FLIGHTDECK_HOME": str(tmp / "home"),
         "LOCAL_TRACKER_DB": str(tmp / "tracker.sqlite3"),
@@ -172,6 +176,10 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             ],
         ),
         ("verify", ["verify", "metrics-digest@1.0.0"]),
+        ("publish", ["publish", "metrics-digest", "--registry", f"{registry.address}/x/plans"]),
+        ("install", ["install", f"{registry.address}/x/plans"]),
+        ("skills export", ["skills", "export", "metrics-digest@1.0.0", "-o", str(tmp / "x.tar")]),
+        ("skills import", ["skills", "import", str(tmp / "x.tar")]),
         ("skills list", ["skills", "list"]),
         (
             "launch",
@@ -222,6 +230,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         assert done.stdout.strip(), f"{name}: no JSON output; stderr {done.stderr}"
         seen[name] = json.loads(done.stdout)
     yield seen
+    stack.close()
 
 
 def test_every_json_command_is_walked(outputs: dict[str, Any]) -> None:

@@ -31,6 +31,8 @@ _COMMANDS: dict[str, str] = {
     "keys": "flightdeck.cli.plan.keys:keys",
     "keyring": "flightdeck.cli.plan.keyring:keyring",
     "skills": "flightdeck.cli.plan.skills:skills",
+    "publish": "flightdeck.cli.plan.publish:publish",
+    "install": "flightdeck.cli.plan.publish:install",
     "launch": "flightdeck.cli.run.launch:launch",
     "runs": "flightdeck.cli.run.runs:runs",
     "images": "flightdeck.cli.run.images:images",

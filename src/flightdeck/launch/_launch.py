@@ -96,8 +96,10 @@ def verify_target(target: str | Path, unsigned: bool, runtime: Runtime) -> Verif
         if exc.code == "verify.not_frozen":
             hint = "freeze it first (flightdeck freeze), or launch it with --unsigned"
         raise LaunchError(exc.code, exc.message, hint=hint) from None
+    from flightdeck.launch.image._origin import from_origin
+
     return VerifiedTarget(
-        verified.plan,
+        from_origin(verified.plan, verified.path),
         verified.path,
         verified.content_hash,
         verified.version,

@@ -144,4 +144,6 @@ def frozen_workspace(target: str | Path | None, resume: str | None = None) -> Pa
     where = meta.get("workspace") if isinstance(meta, dict) else None
     if isinstance(where, str) and Path(where).is_dir():
         return Path(where)
-    return None
+    # An installed version: the pinned driver files install stored with it.
+    shipped = skill.parent / "workspace"
+    return shipped if where is None and shipped.is_dir() else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -39,3 +40,53 @@ def list_skills(fmt: str) -> None:
 def store_path() -> None:
     """Print the store directory."""
     click.echo(str(SkillStore().root))
+
+
+@skills.command("export")
+@click.argument("target", metavar="NAME@VERSION")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The tar file to write (an OCI image layout).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def export_skill(target: str, output: Path, fmt: str) -> None:
+    """Write a verified stored version as an OCI image layout tar: the same
+    artifact `publish` pushes, for a machine without a registry."""
+    from flightdeck.cli._render import fail
+    from flightdeck.flightplan import FlightPlanError
+    from flightdeck.flightplan.publish._layout import export
+
+    try:
+        result = export(target, output)
+    except FlightPlanError as exc:
+        fail(exc, fmt)
+    if fmt == "json":
+        click.echo(json.dumps({**result.to_dict(), "path": str(output)}, indent=2))
+        return
+    click.echo(f"✓ exported {result.name} ({result.id}) to {output}: {result.digest}")
+
+
+@skills.command("import")
+@click.argument("archive", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--tag", default="latest", show_default=True, help="The version to import.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def import_skill(archive: Path, tag: str, fmt: str) -> None:
+    """Install a version from an exported layout tar, verified as `install`
+    verifies (signature, hashes, code pins, keyring, trust state) before
+    anything is stored."""
+    from flightdeck.cli._render import fail
+    from flightdeck.flightplan import FlightPlanError
+    from flightdeck.flightplan.publish._layout import import_layout
+
+    try:
+        result = import_layout(archive, tag)
+    except FlightPlanError as exc:
+        fail(exc, fmt)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    state = "imported" if result.created else "already installed"
+    click.echo(f"✓ {state} {result.name}@{result.version} ({result.id}) from {archive}")

@@ -25,6 +25,7 @@ private address is not detected (plain http to it is still refused).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import ipaddress
 import math
@@ -126,11 +127,14 @@ class RegistrySession:
         *,
         registry: str,
         deadline: float,
+        content: bytes | None = None,
     ) -> Iterator[httpx.Response]:
         """The response after the redirects the policy allows, streaming;
-        closed on exit. Raises RegistryRefused or httpx.HTTPError."""
+        closed on exit. `content` is sent again on a 307/308 (it is bytes,
+        never a stream, so a redirect cannot send half a body). Raises
+        RegistryRefused or httpx.HTTPError."""
         request = self._client.build_request(
-            method, url, headers=headers, timeout=self._timeout_until(deadline)
+            method, url, headers=headers, content=content, timeout=self._timeout_until(deadline)
         )
         for _ in range(MAX_REDIRECTS + 1):
             with self._timing(deadline):
@@ -182,9 +186,17 @@ class RegistrySession:
                 out.write(chunk)
         return b"".join(kept)
 
-    def token(self, challenge: str, registry: str, deadline: float) -> str | None:
-        """An anonymous pull token for a `Bearer` challenge (Docker Hub, ghcr.io
-        hand them out); None when the realm does not give one."""
+    def token(
+        self,
+        challenge: str,
+        registry: str,
+        deadline: float,
+        secret: tuple[str, str] | None = None,
+    ) -> str | None:
+        """A token for a `Bearer` challenge: anonymous (Docker Hub, ghcr.io
+        hand out pull tokens), or asked with the user's `secret` (docker
+        login's user and password or identity token) for a push; None when
+        the realm does not give one."""
         params = dict(_CHALLENGE_PARAM.findall(challenge))
         realm = params.pop("realm", None)
         if not realm:
@@ -196,8 +208,12 @@ class RegistrySession:
                 "bad_token", f"{registry} named the token realm {realm!r}"
             ) from None
         self.judge(registry, url, "its token request")
+        headers = {}
+        if secret is not None:
+            basic = base64.b64encode(f"{secret[0]}:{secret[1]}".encode()).decode()
+            headers["Authorization"] = f"Basic {basic}"
         with self.open(
-            "GET", url.copy_merge_params(params), {}, registry=registry, deadline=deadline
+            "GET", url.copy_merge_params(params), headers, registry=registry, deadline=deadline
         ) as answer:
             if answer.status_code != 200:
                 return None

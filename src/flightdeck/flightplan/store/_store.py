@@ -115,8 +115,6 @@ class SkillStore:
             ) from None
 
     def _put(self, frozen: FrozenPlan, workspace: Path | None) -> tuple[StoredVersion, bool]:
-        versions = self.root / frozen.name / "versions"
-        target = versions / frozen.short_hash
         files = {
             SKILL_FILE: frozen.skill_text.encode("utf-8"),
             LOCK_FILE: frozen.lock_bytes(),
@@ -126,22 +124,65 @@ class SkillStore:
         pins = frozen.code_pins_bytes()
         if pins is not None:
             files[CODE_PINS_FILE] = pins
+        statement = frozen.signature.statement or {}
+        return self._write(
+            _Identity(frozen.name, frozen.content_hash, frozen.version, frozen.publisher),
+            files,
+            frozen.signature.key_id,
+            statement.get("signedAt"),
+            {},
+            workspace,
+        )
+
+    def put_verified(
+        self,
+        identity: tuple[str, str, str | None, str | None],
+        files: dict[str, bytes],
+        key_id: str,
+        signed_at: str | None,
+        beside: dict[str, bytes],
+    ) -> tuple[StoredVersion, bool]:
+        """Store the files of a version verified elsewhere (install):
+        `identity` is (name, content hash, label, publisher) as verify read
+        them; `beside` files (`origin.json`) are written in the same rename
+        but never compared, so a second install of the version is a no-op."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.root / ".store.lock")):
+                return self._write(_Identity(*identity), files, key_id, signed_at, beside)
+        except OSError as exc:
+            raise FlightPlanError(
+                "store.unwritable",
+                f"cannot write the skill store {self.root}: {exc.strerror or exc}",
+                hint="check FLIGHTDECK_HOME (or the user data directory)",
+            ) from None
+
+    def _write(
+        self,
+        plan: _Identity,
+        files: dict[str, bytes],
+        key_id: str,
+        signed_at: str | None,
+        beside: dict[str, bytes],
+        workspace: Path | None = None,
+    ) -> tuple[StoredVersion, bool]:
+        versions = self.root / plan.name / "versions"
+        target = versions / plan.short_hash
         if target.exists():
             return self._existing(target, files), False
-        stored = self.versions_of(frozen.name)
-        _check_label(frozen, stored)
-        _check_publisher(frozen, stored)
+        stored = self.versions_of(plan.name)
+        _check_label(plan, stored)
+        _check_publisher(plan, stored)
         versions.mkdir(parents=True, exist_ok=True)
         # meta.json is an unsigned index, rebuilt from the signed statement;
         # nothing reads it for a decision (see _entry).
-        statement = frozen.signature.statement or {}
         meta = {
-            "name": frozen.name,
-            "version": frozen.version,
-            "content_hash": frozen.content_hash,
-            "publisher": frozen.publisher,
-            "key_id": frozen.signature.key_id,
-            "frozen_at": statement.get("signedAt") or _frozen_at(),
+            "name": plan.name,
+            "version": plan.version,
+            "content_hash": plan.content_hash,
+            "publisher": plan.publisher,
+            "key_id": key_id,
+            "frozen_at": signed_at or _frozen_at(),
         }
         if workspace is not None:
             # Only where launch looks for the pinned drivers by default: the
@@ -149,7 +190,10 @@ class SkillStore:
             meta["workspace"] = str(workspace.resolve())
         staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=versions))
         try:
-            for name, raw in {**files, META_FILE: _json(meta)}.items():
+            for name, raw in {**files, **beside, META_FILE: _json(meta)}.items():
+                # `beside` names may hold folders (an installed version's
+                # driver files under workspace/, checked by install).
+                (staging / name).parent.mkdir(parents=True, exist_ok=True)
                 (staging / name).write_bytes(raw)
             os.rename(staging, target)
         except OSError:
@@ -292,7 +336,19 @@ class SkillStore:
         )
 
 
-def _check_label(frozen: FrozenPlan, stored: list[StoredVersion]) -> None:
+@dataclass(frozen=True)
+class _Identity:
+    name: str
+    content_hash: str
+    version: str | None
+    publisher: str | None
+
+    @property
+    def short_hash(self) -> str:
+        return self.content_hash.split(":", 1)[1][:16]
+
+
+def _check_label(frozen: _Identity, stored: list[StoredVersion]) -> None:
     if frozen.version is None:
         return
     for entry in stored:
@@ -309,7 +365,7 @@ def publisher_label(publisher: str | None) -> str:
     return publisher if publisher is not None else "(no publisher)"
 
 
-def _check_publisher(frozen: FrozenPlan, stored: list[StoredVersion]) -> None:
+def _check_publisher(frozen: _Identity, stored: list[StoredVersion]) -> None:
     """One publisher per name: a second would make the name's first trust on
     another machine a matter of which version it verifies first."""
     for entry in stored:
