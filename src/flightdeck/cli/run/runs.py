@@ -134,8 +134,12 @@ def _print_report(report: dict[str, Any], fmt: str) -> None:
 
 @runs.command("path")
 def runs_path() -> None:
-    """Print where the run journal is stored."""
-    click.echo(str(Journal().path))
+    """Print where the run journal is stored (a file, or the store's URL
+    without its password)."""
+    try:
+        click.echo(Journal().location)
+    except LaunchError as exc:
+        fail(exc, "text")
 
 
 def _cluster(

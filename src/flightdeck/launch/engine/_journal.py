@@ -23,13 +23,16 @@ from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.audit import utc_now
-from flightdeck.config import data_dir
+from flightdeck.config import ConfigError, StoreError, data_dir, mask_url, store_url
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._journal_schema import migrate
 from flightdeck.launch.engine._rows import RUN_COLUMNS, RunRow, StepRow, run_row, step_row
+
+if TYPE_CHECKING:
+    from flightdeck.launch.engine._journal_pg import PostgresJournalConnection
 
 JOURNAL_FILE = "runs.sqlite3"
 WAL_CHECKPOINT_PAGES = 10_000  # SQLite's default is 1,000 (see `_open`)
@@ -86,16 +89,29 @@ def _unusable(path: Path, exc: Exception) -> LaunchError:
 _OPEN = frozenset({"running", "pending-approval"})
 
 
+def _configured_url() -> str | None:
+    try:
+        return store_url()
+    except StoreError as exc:
+        raise LaunchError(exc.code, exc.message, hint=exc.hint) from None
+    except ConfigError as exc:
+        raise LaunchError(exc.code, f"{exc.path}: {exc.message}") from None
+
+
 class Journal:
-    """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode. Each
+    """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode, or the
+    PostgreSQL database `url` names (default: the configured store, see
+    `flightdeck.config._database`; an explicit `path` is always SQLite). Each
     write commits before it returns, except inside `batch()`, whose writes
     commit together when the block ends."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, url: str | None = None) -> None:
+        self.url = url if url is not None or path is not None else _configured_url()
         self.path = path if path is not None else data_dir() / JOURNAL_FILE
         # Re-entrant: `batch()` holds it while the writes inside take it again.
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
+        # sqlite3's, or the PostgreSQL stand-in that speaks the same calls.
+        self._conn: sqlite3.Connection | PostgresJournalConnection | None = None
         # Inside `batch()`: the writes not yet executed, and the block's timestamp.
         self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
         self._stamp: str | None = None
@@ -103,7 +119,16 @@ class Journal:
         # finish in the same block can join it (`step_finished`).
         self._starts: dict[tuple[str, str], int] = {}
 
-    def _db(self) -> sqlite3.Connection:
+    @property
+    def location(self) -> str:
+        """Where the journal is, for people: its file, or its URL without the password."""
+        return str(self.path) if self.url is None else mask_url(self.url)
+
+    def _db(self) -> sqlite3.Connection | PostgresJournalConnection:
+        if self._conn is None and self.url is not None:
+            from flightdeck.launch.engine._journal_pg import PostgresJournalConnection
+
+            self._conn = PostgresJournalConnection(self.url)
         if self._conn is None:
             try:
                 self._conn = self._open()
@@ -162,7 +187,7 @@ class Journal:
                     if self._conn is not None and self._conn.in_transaction:
                         self._conn.execute("COMMIT")
 
-    def _drain(self, conn: sqlite3.Connection) -> None:
+    def _drain(self, conn: sqlite3.Connection | PostgresJournalConnection) -> None:
         """Run the block's buffered writes inside its (now open) transaction."""
         pending, self._pending = self._pending or [], []
         self._starts.clear()
