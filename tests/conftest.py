@@ -15,7 +15,8 @@ import pytest
 # such a skip then fails the session: a CI run that silently skipped its
 # sandbox or registry tests must not look like one that ran them.
 _SYSTEM_SKIP = re.compile(
-    r"apt-get install|bubblewrap|ripgrep|docker-registry|graphviz|busybox|chromium|postgresql", re.IGNORECASE
+    r"apt-get install|bubblewrap|ripgrep|docker-registry|graphviz|busybox|chromium|postgresql",
+    re.IGNORECASE,
 )
 
 

@@ -8,9 +8,11 @@ from pathlib import Path
 class AuditStoreError(Exception):
     """The audit store at `path` cannot be opened: the file is not a SQLite
     database (`audit.store_corrupt`) or cannot be created or read
-    (`audit.store_unusable`, e.g. its folder is a file)."""
+    (`audit.store_unusable`, e.g. its folder is a file); for the PostgreSQL
+    store, `path` is its URL without the password and the codes are the
+    store's (`store.unreachable`, `store.migration_failed`, ...)."""
 
-    def __init__(self, code: str, path: Path, message: str) -> None:
+    def __init__(self, code: str, path: Path | str, message: str) -> None:
         super().__init__(f"audit store {path}: {message}")
         self.code = code
         self.path = path

@@ -39,6 +39,7 @@ class StoreError(Exception):
         self.code = code
         self.location = location
         self.message = f"store {location}: {message}"
+        self.reason = message
         self.hint = hint
 
     def describe(self) -> str:

@@ -33,7 +33,7 @@ class RunResult:
     error: LaunchError | None = None
     steps: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
-    journal: Path | None = None
+    journal: Path | str | None = None  # its file, or the store URL without its password
     audit: str | None = None
     probes: list[dict[str, Any]] = field(default_factory=list)  # --verify-credentials
     warnings: list[str] = field(default_factory=list)  # e.g. "code not pinned"

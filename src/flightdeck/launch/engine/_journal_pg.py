@@ -103,7 +103,8 @@ class PostgresJournalConnection:
         if self._held is not None:
             self._in_block(sql, [args])
             return _Fetched([])
-        return self._retrying(lambda: self._once(sql, args))
+        fetched: _Fetched = self._retrying(lambda: self._once(sql, args))
+        return fetched
 
     def executemany(self, sql: str, seq: Iterable[tuple[Any, ...]]) -> None:
         sql, rows = translate(sql), list(seq)
