@@ -101,7 +101,8 @@ def list_records(
 
 def open_store(spec: str | None = None) -> AuditReader:
     """The default store, or `sqlite:PATH` / `jsonl:PATH` (a configured
-    `[audit.sinks]` target), a `postgresql://` URL, or a bare path (`.jsonl` → JSONL, else SQLite)."""
+    `[audit.sinks]` target), a `postgresql://` URL, or a bare path
+    (`.jsonl` → JSONL, else SQLite)."""
     if spec is None:
         return default_sink()
     scheme, sep, where = spec.partition(":")

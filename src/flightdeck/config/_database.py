@@ -169,15 +169,18 @@ def migrate_postgres(url: str, store: str, migrations: tuple[tuple[str, str], ..
 
     try:
         with pool(url).connection() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations (store TEXT NOT NULL, name TEXT NOT NULL,"
-                " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (store, name))"
-            )
             names = {name for name, _ in migrations}
             if _applied(conn, store) >= names:
                 return  # the common case: no lock for a schema that is current
             with conn.transaction():
+                # Under the lock even the bookkeeping table's creation: two
+                # processes creating it at once collide in PostgreSQL's catalog.
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS _migrations (store TEXT NOT NULL,"
+                    " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
+                    " PRIMARY KEY (store, name))"
+                )
                 done = _applied(conn, store)
                 for name, sql in migrations:
                     if name not in done:
@@ -197,5 +200,7 @@ def migrate_postgres(url: str, store: str, migrations: tuple[tuple[str, str], ..
 
 
 def _applied(conn: Any, store: str) -> set[str]:
+    if conn.execute("SELECT to_regclass('_migrations')").fetchone()[0] is None:
+        return set()
     rows = conn.execute("SELECT name FROM _migrations WHERE store = %s", (store,)).fetchall()
     return {row[0] for row in rows}
