@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from flightdeck.audit import AuditQuery, AuditRecord, AuditStoreError, default_sink
-from flightdeck.audit import _postgres, _sqlite
+from flightdeck.audit import (
+    AuditQuery,
+    AuditRecord,
+    AuditStoreError,
+    _postgres,
+    _sqlite,
+    default_sink,
+)
 from tests.cli._run import run
 
 KINDS = ("launch.start", "launch.action_call", "launch.finish", "agent.tool_call", "io.stage")
