@@ -28,6 +28,7 @@ BATCH = 500
 # The greatest code point: `kind < prefix || TOP` bounds a prefix as a range
 # an index can walk (both stores compare text byte by byte: BINARY, "C").
 _TOP = "\U0010ffff"
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _NUMBER = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$")
 
 
@@ -79,9 +80,15 @@ class _Clause:
                         either.append("fields @> %s::jsonb")
                         args.append(json.dumps({key: value}))
                     else:
-                        either.append("json_extract(fields, ?) = ?")
-                        path = "$." + json.dumps(key)
-                        args += [path, int(value) if isinstance(value, bool) else value]
+                        stored = int(value) if isinstance(value, bool) else value
+                        if _PLAIN_KEY.match(key):
+                            # Written out, so the expression is the index's
+                            # (a bound path never matches an index).
+                            either.append(f"json_extract(fields, '$.\"{key}\"') = ?")
+                            args.append(stored)
+                        else:
+                            either.append("json_extract(fields, ?) = ?")
+                            args += ["$." + json.dumps(key), stored]
         return "(" + " OR ".join(either) + ")", args
 
 

@@ -38,7 +38,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
     (
         # `audit list` filters in SQL (`_sql.py`): by time, and by the plan
-        # and action fields, indexed only where a record has them.
+        # and the action fields in every spelling `--action` looks for (an
+        # OR that SQLite answers from indexes only when each term has one),
+        # each indexed only where a record has the field.
         "0002_query_indexes",
         """
         CREATE INDEX records_timestamp ON records (timestamp);
@@ -46,8 +48,16 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE json_extract(fields, '$."plan"') IS NOT NULL;
         CREATE INDEX records_action ON records (json_extract(fields, '$."action"'))
             WHERE json_extract(fields, '$."action"') IS NOT NULL;
+        CREATE INDEX records_action_ref ON records (json_extract(fields, '$."action_ref"'))
+            WHERE json_extract(fields, '$."action_ref"') IS NOT NULL;
+        CREATE INDEX records_action_ref_camel ON records (json_extract(fields, '$."actionRef"'))
+            WHERE json_extract(fields, '$."actionRef"') IS NOT NULL;
         CREATE INDEX records_tool ON records (json_extract(fields, '$."tool"'))
             WHERE json_extract(fields, '$."tool"') IS NOT NULL;
+        CREATE INDEX records_agent_tool ON records (json_extract(fields, '$."agent_tool"'))
+            WHERE json_extract(fields, '$."agent_tool"') IS NOT NULL;
+        CREATE INDEX records_agent_tool_camel ON records (json_extract(fields, '$."agentTool"'))
+            WHERE json_extract(fields, '$."agentTool"') IS NOT NULL;
         """,
     ),
 )
