@@ -56,9 +56,16 @@ class Chaos:
     """Two workers, at most one launcher, and a thread that kills one of
     them at random points while `active`."""
 
-    def __init__(self, address: str, home: Path, rng: random.Random) -> None:
+    def __init__(
+        self, address: str, home: Path, rng: random.Random, *, separate_homes: bool = False
+    ) -> None:
         self.address, self.queue, self.home, self.rng = address, "fd-kill9", home, rng
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "FLIGHTDECK_HOME": str(home)}
+        # With the PostgreSQL store: each worker and launcher process gets a
+        # FLIGHTDECK_HOME of its own, sharing nothing but the store and the
+        # cluster (`home` stays the target system: ledger, gates, calls).
+        self.separate_homes = separate_homes
+        self.spawned = 0
         self.lock = threading.Lock()
         self.workers: list[tuple[subprocess.Popen[str], threading.Event]] = []
         self.launcher: subprocess.Popen[str] | None = None
@@ -75,12 +82,20 @@ class Chaos:
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
+    def _env(self) -> dict[str, str]:
+        if not self.separate_homes:
+            return self.env
+        self.spawned += 1
+        own = self.home.parent / "homes" / str(self.spawned)
+        own.mkdir(parents=True)
+        return {**self.env, "FLIGHTDECK_HOME": str(own)}
+
     def _start_worker(self) -> None:
         argv = [sys.executable, "-m", "tests.launch._temporal_support"]
         proc = subprocess.Popen(
             [*argv, self.address, self.queue, str(self.home)],
             cwd=ROOT,
-            env=self.env,
+            env=self._env(),
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -155,7 +170,7 @@ class Chaos:
             self.launcher = subprocess.Popen(
                 [*argv, json.dumps(options)],
                 cwd=ROOT,
-                env=self.env,
+                env=self._env(),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -180,6 +195,18 @@ class Chaos:
 def chaos(server: str, tmp_path: Path) -> Iterator[Chaos]:
     (tmp_path / "home").mkdir()
     running = Chaos(server, tmp_path / "home", random.Random(SEED))
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def pg_chaos(
+    server: str, tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Chaos]:
+    """The same, over one PostgreSQL store, every process in its own home."""
+    monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", pg_url)
+    (tmp_path / "home").mkdir()
+    running = Chaos(server, tmp_path / "home", random.Random(SEED), separate_homes=True)
     yield running
     running.stop()
 
@@ -212,7 +239,7 @@ def _open_result(address: str, run_id: str) -> dict[str, Any] | None:
 def _operate(chaos: Chaos, plan: Path, out: Path) -> dict[str, Any]:
     """Launch the plan, then do what an operator does until the run is
     completed; everything observed goes into the record."""
-    journal = Journal(chaos.home / "runs.sqlite3")
+    journal = support.journal_at(chaos.home)
     record: dict[str, Any] = {"run_id": None, "steps": [], "snapshots": [], "decided": []}
     options: dict[str, Any] = {"approve": ["all"]}
     for _ in range(40):
@@ -262,8 +289,6 @@ _KILL_RECORDS = {"launch.resume", "resume.decision", "launch.finish", "lifecycle
 def _audit(home: Path, run_id: str, out: Path) -> list[str]:
     """A run's audit records as text, timings dropped, its run id and output
     folder written as placeholders."""
-    from flightdeck.audit import SQLiteAuditSink
-
     return [
         json.dumps(
             [r.kind, {k: v for k, v in r.fields.items() if k not in _VOLATILE}],
@@ -272,7 +297,7 @@ def _audit(home: Path, run_id: str, out: Path) -> list[str]:
         )
         .replace(str(out), "OUT")
         .replace(run_id, "RUN")
-        for r in SQLiteAuditSink(home / "audit.sqlite3").records(run_id=run_id)
+        for r in support.audit_at(home).records(run_id=run_id)
     ]
 
 
@@ -287,7 +312,7 @@ def _local(tmp_path: Path, plan: Path) -> dict[str, Any]:
     )
     result = asyncio.run(launch(plan, opts, support.runtime(home)))
     assert result.status == "completed", result.error
-    rows = Journal(home / "runs.sqlite3").steps(result.run_id)
+    rows = support.journal_at(home).steps(result.run_id)
     return {
         "outputs": {row.step_id: row.result["outputs"] for row in rows},
         "done": json.loads((out / "done.json").read_text()),
@@ -313,6 +338,21 @@ def _same_audit(local: set[str], remote: list[str]) -> None:
 
 
 def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: Path) -> None:
+    _campaign(chaos, tmp_path)
+
+
+def test_kill9_with_workers_and_launchers_in_separate_homes_over_postgresql(
+    pg_chaos: Chaos, tmp_path: Path
+) -> None:
+    """Issue 31: the same campaign with every worker and launcher process in
+    a home of its own; the journal and audit they share are PostgreSQL."""
+    _campaign(pg_chaos, tmp_path)
+    homes = sorted(p.name for p in (tmp_path / "homes").iterdir())
+    assert len(homes) >= 4  # two workers, their replacements, launchers
+    assert not list((tmp_path / "homes").rglob("*.sqlite3"))  # no process wrote a file store
+
+
+def _campaign(chaos: Chaos, tmp_path: Path) -> None:
     plan = ledger_plan(tmp_path / "plan")
     local = _local(tmp_path, plan)
     records: list[dict[str, Any]] = []
@@ -329,7 +369,7 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
     assert {"busy worker", "launcher"} <= set(chaos.kills), chaos.kills
     # A worker killed inside a non-idempotent write leaves it in doubt.
     assert chaos.unsafe_kills and any(record["decided"] for record in records)
-    journal = Journal(chaos.home / "runs.sqlite3")
+    journal = support.journal_at(chaos.home)
     for record in records:
         run_id = record["run_id"]
         assert record.get("completed"), record
