@@ -132,9 +132,9 @@ def test_a_store_that_is_down_is_a_located_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", "postgresql://fd:pw9@127.0.0.1:1/x")
     with pytest.raises(AuditStoreError) as caught:
         default_sink().record(AuditRecord("x"))
-    assert caught.value.code == "store.unreachable"
+    assert caught.value.code == "database.unreachable"
     assert "pw9" not in caught.value.message and "127.0.0.1:1" in caught.value.message
     result = run("audit", "list", "--format", "json")
     assert result.returncode == 1, result.stderr
     error = json.loads(result.stdout)["error"]
-    assert error["code"] == "store.unreachable" and "pw9" not in result.stdout + result.stderr
+    assert error["code"] == "database.unreachable" and "pw9" not in result.stdout + result.stderr

@@ -178,7 +178,7 @@ def test_a_store_that_is_down_is_a_located_error(monkeypatch: pytest.MonkeyPatch
     journal = Journal()
     with pytest.raises(LaunchError) as caught:
         journal.runs()
-    assert caught.value.code == "store.unreachable"
+    assert caught.value.code == "database.unreachable"
     assert "127.0.0.1:1" in caught.value.message and "s3cret" not in caught.value.message
     assert journal.location == "postgresql://fd:***@127.0.0.1:1/flightdeck?connect_timeout=2"
 
@@ -187,5 +187,5 @@ def test_a_store_url_that_is_not_postgresql_is_refused(monkeypatch: pytest.Monke
     monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", "mysql://fd:s3cret@db/x")
     with pytest.raises(LaunchError) as caught:
         Journal()
-    assert caught.value.code == "store.bad_url"
+    assert caught.value.code == "database.bad_url"
     assert "s3cret" not in caught.value.message

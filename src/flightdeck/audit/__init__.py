@@ -78,7 +78,7 @@ DEFAULT_FILE = "audit.sqlite3"
 def default_sink() -> SQLiteAuditSink | PostgresAuditSink:
     """The configured PostgreSQL store, else the SQLite store at
     `flightdeck.config.data_dir()/audit.sqlite3` (both opened lazily). A bad
-    store URL raises `AuditStoreError` (`store.bad_url`)."""
+    store URL raises `AuditStoreError` (`database.bad_url`)."""
     try:
         url = store_url()
     except StoreError as exc:

@@ -10,7 +10,7 @@ class AuditStoreError(Exception):
     database (`audit.store_corrupt`) or cannot be created or read
     (`audit.store_unusable`, e.g. its folder is a file); for the PostgreSQL
     store, `path` is its URL without the password and the codes are the
-    store's (`store.unreachable`, `store.migration_failed`, ...)."""
+    store's (`database.unreachable`, `database.migration_failed`, ...)."""
 
     def __init__(self, code: str, path: Path | str, message: str) -> None:
         super().__init__(f"audit store {path}: {message}")

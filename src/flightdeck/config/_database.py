@@ -29,10 +29,10 @@ _POOLS_LOCK = threading.Lock()
 
 
 class StoreError(Exception):
-    """The shared store cannot be used: a bad URL (`store.bad_url`), a server
-    that does not answer or refuses us (`store.unreachable`), a schema change
-    that failed (`store.migration_failed`), psycopg not installed
-    (`store.driver_missing`). `location` is the URL with its password masked."""
+    """The shared store cannot be used: a bad URL (`database.bad_url`), a server
+    that does not answer or refuses us (`database.unreachable`), a schema change
+    that failed (`database.migration_failed`), psycopg not installed
+    (`database.driver_missing`). `location` is the URL with its password masked."""
 
     def __init__(self, code: str, location: str, message: str, hint: str | None = None) -> None:
         super().__init__(f"store {location}: {message}")
@@ -71,7 +71,7 @@ def mask_url(url: str) -> str:
 
 def store_url(environ: dict[str, str] | None = None) -> str | None:
     """The configured PostgreSQL URL, or None for the SQLite files. Raises
-    `StoreError("store.bad_url")` for a value that is not a postgresql:// URL
+    `StoreError("database.bad_url")` for a value that is not a postgresql:// URL
     and `ConfigError` for an unreadable config.toml."""
     env = os.environ if environ is None else environ
     url: Any = env.get(ENV) or None
@@ -88,7 +88,7 @@ def store_url(environ: dict[str, str] | None = None) -> str | None:
     if not isinstance(url, str) or urlsplit(url).scheme not in _SCHEMES:
         shown = mask_url(url) if isinstance(url, str) else repr(url)
         raise StoreError(
-            "store.bad_url",
+            "database.bad_url",
             shown,
             f"{source} is not a postgresql:// URL",
             hint="postgresql://USER:PASSWORD@HOST:5432/DATABASE, or unset it for SQLite",
@@ -103,7 +103,7 @@ def unreachable(url: str, exc: BaseException) -> StoreError:
     if parts.password:
         reason = reason.replace(parts.password, "***")
     return StoreError(
-        "store.unreachable",
+        "database.unreachable",
         mask_url(url),
         f"cannot connect: {reason}",
         hint="is the server up and the URL right? (`flightdeck config show`)",
@@ -122,7 +122,7 @@ def pool(url: str) -> ConnectionPool:
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise StoreError(
-                "store.driver_missing",
+                "database.driver_missing",
                 mask_url(url),
                 "the PostgreSQL driver (psycopg) is not installed",
                 hint="pip install 'flightdeck[postgres]'",
@@ -163,7 +163,7 @@ _MIGRATION_LOCK = 0x66640001
 def migrate_postgres(url: str, store: str, migrations: tuple[tuple[str, str], ...]) -> None:
     """Apply `store`'s missing named migrations (the same names, in the same
     order, as its SQLite history) in one transaction, recorded in
-    `_migrations (store, name)`. A failed one is `store.migration_failed`
+    `_migrations (store, name)`. A failed one is `database.migration_failed`
     and nothing of it stays."""
     import psycopg
 
@@ -192,7 +192,7 @@ def migrate_postgres(url: str, store: str, migrations: tuple[tuple[str, str], ..
         raise unreachable(url, exc) from None
     except psycopg.Error as exc:
         raise StoreError(
-            "store.migration_failed",
+            "database.migration_failed",
             mask_url(url),
             f"the {store} schema could not be brought up to date: {str(exc).strip()}",
             hint="the database user needs CREATE on the database; see the server's log",
