@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
 from _paired import ms, paired, save  # noqa: E402
-from launch import STEPS, dag_plan  # noqa: E402
 
 from flightdeck.audit import AuditQuery, PostgresAuditSink, SQLiteAuditSink  # noqa: E402
 from flightdeck.launch import Journal  # noqa: E402
+from launch import STEPS, dag_plan  # noqa: E402
 
 RUNS = 5
 RECORDS = 1_000_000

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from flightdeck.launch import Approvals, Journal, LaunchOptions, StepSettings, launch
+from flightdeck.launch import Approvals, LaunchOptions, StepSettings, launch
 
 from . import _temporal_support as support
 from ._ledger_plan import IDEMPOTENT, NON_IDEMPOTENT, STEPS, ledger_plan
