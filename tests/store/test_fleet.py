@@ -52,6 +52,39 @@ def test_a_run_launched_in_one_home_is_shown_and_resumed_from_another(
     again = json.loads(_fd("runs", "show", run_id, "--format", "json", home=launcher).stdout)
     assert again["status"] == "completed"
     assert (ws / "ledger.txt").read_text() == "entry\n"
+    # The outputs reach a third home through the store, the published file gone.
+    published = Path(json.loads(done.stdout)["outputs"][0]["path"])
+    expected = published.read_bytes()
+    published.unlink()
+    fetched = _fd(
+        "runs", "outputs", run_id, "--out-dir", str(tmp_path / "fetched"), "--format", "json",
+        home=tmp_path / "elsewhere",
+    )  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr + fetched.stdout
+    assert (tmp_path / "fetched" / "done.json").read_bytes() == expected
+
+
+def test_runs_outputs_on_sqlite_uses_the_published_file_or_says_so(
+    tmp_path: Path, fd_home: Path
+) -> None:
+    ws, plan = _workspace(tmp_path)
+    done = _fd(
+        "launch", str(plan), "--unsigned", "--workspace", str(ws), "--approve", "all",
+        "--out-dir", str(tmp_path / "out"), "--format", "json", home=fd_home, LEDGER_DIR=str(ws),
+    )  # fmt: skip
+    run_id = json.loads(done.stdout)["run_id"]
+    args = ["runs", "outputs", run_id, "--out-dir", str(tmp_path / "copy"), "--format", "json"]
+    copied = _fd(*args, home=fd_home)
+    assert copied.returncode == 0, copied.stderr
+    assert (tmp_path / "copy" / "done.json").read_bytes() == (
+        tmp_path / "out" / "done.json"
+    ).read_bytes()
+    (tmp_path / "out" / "done.json").write_text("{}")
+    changed = _fd(*args, home=fd_home)
+    assert json.loads(changed.stdout)["error"]["code"] == "output.changed"
+    (tmp_path / "out" / "done.json").unlink()
+    missing = _fd(*args, home=fd_home)
+    assert json.loads(missing.stdout)["error"]["code"] == "output.not_in_store"
 
 
 def test_a_second_resume_of_a_run_being_walked_is_refused(

@@ -359,6 +359,19 @@ class Journal:
             ),
         )
 
+    def output_contents(self, run_id: str) -> list[dict[str, Any]]:
+        """`outputs`, each with the content the store keeps (None: not kept)."""
+        rows = self._rows(
+            "SELECT name, path, mime_type, sha256, bytes, content FROM outputs WHERE run_id = ?"
+            " ORDER BY rowid",
+            (run_id,),
+        )
+        return [
+            {"name": r[0], "path": r[1], "mime_type": r[2], "sha256": r[3], "bytes": r[4]}
+            | {"content": r[5]}
+            for r in rows
+        ]
+
     def outputs(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._rows(
             "SELECT name, path, mime_type, sha256, bytes FROM outputs WHERE run_id = ?"
