@@ -6,6 +6,7 @@ nothing, and one process walks a run at a time."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -186,6 +187,19 @@ def test_a_store_that_is_down_is_a_located_error(monkeypatch: pytest.MonkeyPatch
 def test_a_store_url_that_is_not_postgresql_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", "mysql://fd:s3cret@db/x")
     with pytest.raises(LaunchError) as caught:
-        Journal()
+        Journal().runs()
     assert caught.value.code == "database.bad_url"
     assert "s3cret" not in caught.value.message
+
+
+def test_a_broken_config_file_is_a_journal_error_at_first_use(fd_home: Path) -> None:
+    (fd_home / "config").mkdir(parents=True, exist_ok=True)
+    (fd_home / "config" / "config.toml").write_text("[store\n")
+    journal = Journal()  # constructing reads nothing
+    with pytest.raises(LaunchError) as caught:
+        journal.runs()
+    assert caught.value.code == "config.invalid"
+    (fd_home / "config" / "config.toml").write_text("store = 3\n")
+    with pytest.raises(LaunchError) as caught:
+        Journal().runs()
+    assert caught.value.code == "config.invalid"

@@ -170,10 +170,12 @@ def outputs_run(run_id: str, out_dir: Path, fmt: str) -> None:
 def runs_path() -> None:
     """Print where the run journal is stored (a file, or the store's URL
     without its password)."""
+    journal = Journal()
     try:
-        click.echo(Journal().location)
+        url = journal.url  # a bad URL or config.toml is an error here, not a path
     except LaunchError as exc:
         fail(exc, "text")
+    click.echo(journal.location if url is not None else str(journal.path))
 
 
 def _cluster(

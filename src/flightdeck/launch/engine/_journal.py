@@ -106,7 +106,10 @@ class Journal:
     commit together when the block ends."""
 
     def __init__(self, path: Path | None = None, *, url: str | None = None) -> None:
-        self.url = url if url is not None or path is not None else _configured_url()
+        # Resolved on first use, not here: a command reports a bad URL or an
+        # unreadable config.toml where it reports the journal's other errors.
+        self._url = url
+        self._resolved = url is not None or path is not None
         self.path = path if path is not None else data_dir() / JOURNAL_FILE
         # Re-entrant: `batch()` holds it while the writes inside take it again.
         self._lock = threading.RLock()
@@ -120,15 +123,28 @@ class Journal:
         self._starts: dict[tuple[str, str], int] = {}
 
     @property
+    def url(self) -> str | None:
+        """The PostgreSQL store's URL, or None for the SQLite file. Raises
+        `LaunchError` (`database.bad_url`, `config.invalid`)."""
+        if not self._resolved:
+            self._url, self._resolved = _configured_url(), True
+        return self._url
+
+    @property
     def location(self) -> str:
         """Where the journal is, for people: its file, or its URL without the password."""
-        return str(self.path) if self.url is None else mask_url(self.url)
+        try:
+            url = self.url
+        except LaunchError:
+            return str(self.path)
+        return str(self.path) if url is None else mask_url(url)
 
     def _db(self) -> sqlite3.Connection | PostgresJournalConnection:
-        if self._conn is None and self.url is not None:
+        url = self.url
+        if self._conn is None and url is not None:
             from flightdeck.launch.engine._journal_pg import PostgresJournalConnection
 
-            self._conn = PostgresJournalConnection(self.url)
+            self._conn = PostgresJournalConnection(url)
         if self._conn is None:
             try:
                 self._conn = self._open()
