@@ -49,6 +49,19 @@ def ui(
         click.echo(f"warning: listening on {host}: reachable from the network", err=True)
         if not allow_hosts and host in ("0.0.0.0", "::"):
             click.echo("  open it by a name given with --allow-host NAME", err=True)
+    from flightdeck.config import ConfigError, StoreError, store_url
+
+    try:
+        shared = store_url()
+    except (ConfigError, StoreError):
+        shared = None  # the page reads the files either way; others report the setting
+    if shared is not None:
+        # Not yet through the store (issue 31): said, not silently partial.
+        click.echo(
+            "warning: the page reads this machine's SQLite journal and audit files, not the"
+            " PostgreSQL store configured (runs show and audit list read the store)",
+            err=True,
+        )
     where = workspace.resolve() if workspace else None
     config = UiConfig(data=data_dir(), workspace=where, bound=host, extra_hosts=allow_hosts)
     try:
