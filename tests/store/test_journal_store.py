@@ -203,3 +203,51 @@ def test_a_broken_config_file_is_a_journal_error_at_first_use(fd_home: Path) -> 
     with pytest.raises(LaunchError) as caught:
         Journal().runs()
     assert caught.value.code == "config.invalid"
+
+
+def test_a_deadlocked_round_is_replayed_whole_on_postgresql(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two rounds writing the same two rows in opposite orders, each holding
+    its first row when it writes the second: PostgreSQL aborts one as a
+    deadlock (40P01); its writes are replayed in a new transaction, and both
+    rounds land whole."""
+    from flightdeck.launch.engine import _journal_pg
+
+    both_hold = threading.Barrier(2, timeout=30)
+    errors: list[BaseException] = []
+    seen: list[str | None] = []
+    retryable = _journal_pg._retryable
+
+    def spy(exc: BaseException) -> bool:
+        seen.append(getattr(exc, "sqlstate", None))
+        return retryable(exc)
+
+    monkeypatch.setattr(_journal_pg, "_retryable", spy)
+
+    def round_(first: str, second: str, result: int) -> None:
+        journal = Journal(url=pg_url)
+        try:
+            with journal.batch():
+                journal.step_finished("r1", first, "transform", "completed", result=result)
+                journal.steps("r1")  # a read drains the write: the row is held now
+                both_hold.wait()
+                journal.step_finished("r1", second, "transform", "completed", result=result)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            journal.close()
+
+    Journal(url=pg_url).runs()  # migrated before the race
+    threads = [
+        threading.Thread(target=round_, args=("a", "b", 1)),
+        threading.Thread(target=round_, args=("b", "a", 2)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert seen == ["40P01"]  # the deadlock happened, and was replayed
+    rows = {row.step_id: row.result for row in Journal(url=pg_url).steps("r1")}
+    assert rows in ({"a": 1, "b": 1}, {"a": 2, "b": 2})  # one round after the other, whole
