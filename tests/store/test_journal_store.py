@@ -248,6 +248,6 @@ def test_a_deadlocked_round_is_replayed_whole_on_postgresql(
     for thread in threads:
         thread.join(60)
     assert errors == []
-    assert seen == ["40P01"]  # the deadlock happened, and was replayed
+    assert "40P01" in seen, seen  # the deadlock happened, and was replayed
     rows = {row.step_id: row.result for row in Journal(url=pg_url).steps("r1")}
     assert rows in ({"a": 1, "b": 1}, {"a": 2, "b": 2})  # one round after the other, whole
