@@ -57,7 +57,13 @@ class Chaos:
     them at random points while `active`."""
 
     def __init__(
-        self, address: str, home: Path, rng: random.Random, *, separate_homes: bool = False
+        self,
+        address: str,
+        home: Path,
+        rng: random.Random,
+        *,
+        separate_homes: bool = False,
+        workers: int = 2,
     ) -> None:
         self.address, self.queue, self.home, self.rng = address, "fd-kill9", home, rng
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "FLIGHTDECK_HOME": str(home)}
@@ -75,7 +81,7 @@ class Chaos:
         self.unsafe_kills = 0  # of a worker running a non-idempotent write
         self.active = threading.Event()
         self.stopped = threading.Event()
-        for _ in range(2):
+        for _ in range(workers):
             self._start_worker()
         for _, ready in self.workers:
             assert ready.wait(60), "a worker did not start"
@@ -206,7 +212,7 @@ def pg_chaos(
     """The same, over one PostgreSQL store, every process in its own home."""
     monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", pg_url)
     (tmp_path / "home").mkdir()
-    running = Chaos(server, tmp_path / "home", random.Random(SEED), separate_homes=True)
+    running = Chaos(server, tmp_path / "home", random.Random(SEED), separate_homes=True, workers=3)
     yield running
     running.stop()
 
@@ -344,15 +350,35 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
 def test_kill9_with_workers_and_launchers_in_separate_homes_over_postgresql(
     pg_chaos: Chaos, tmp_path: Path
 ) -> None:
-    """Issue 31: the same campaign with every worker and launcher process in
-    a home of its own; the journal and audit they share are PostgreSQL."""
-    _campaign(pg_chaos, tmp_path)
+    """Issue 31: the same campaign with three workers and every launcher
+    process in a home of its own; the journal and audit they share are
+    PostgreSQL. Then, from a fifth home that took no part: every run shows
+    completed, and its outputs come out of the store, the published file
+    gone."""
+    records = _campaign(pg_chaos, tmp_path)
     homes = sorted(p.name for p in (tmp_path / "homes").iterdir())
-    assert len(homes) >= 4  # two workers, their replacements, launchers
+    assert len(homes) >= 5  # three workers, their replacements, launchers
     assert not list((tmp_path / "homes").rglob("*.sqlite3"))  # no process wrote a file store
+    fifth = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "fifth")}
+    flightdeck = str(Path(sys.executable).with_name("flightdeck"))
+    for n, record in enumerate(records):
+        run_id, done = record["run_id"], record["out"] / "done.json"
+        expected = done.read_bytes()
+        done.unlink()
+        shown = subprocess.run(
+            [flightdeck, "runs", "show", run_id, "--format", "json"],
+            env=fifth, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert json.loads(shown.stdout)["status"] == "completed"
+        fetched = tmp_path / f"fetched-{n}"
+        subprocess.run(
+            [flightdeck, "runs", "outputs", run_id, "--out-dir", str(fetched)],
+            env=fifth, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert (fetched / "done.json").read_bytes() == expected
 
 
-def _campaign(chaos: Chaos, tmp_path: Path) -> None:
+def _campaign(chaos: Chaos, tmp_path: Path) -> list[dict[str, Any]]:
     plan = ledger_plan(tmp_path / "plan")
     local = _local(tmp_path, plan)
     records: list[dict[str, Any]] = []
@@ -403,3 +429,4 @@ def _campaign(chaos: Chaos, tmp_path: Path) -> None:
         f"waited: {[r.get('waited', 0) for r in records]}",
         f"launches: {[len(r['steps']) for r in records]}",
     )
+    return records
