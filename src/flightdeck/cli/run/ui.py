@@ -52,18 +52,16 @@ def ui(
     from flightdeck.config import ConfigError, StoreError, store_url
 
     try:
-        shared = store_url()
-    except (ConfigError, StoreError):
-        shared = None  # the page reads the files either way; others report the setting
-    if shared is not None:
-        # Not yet through the store (issue 31): said, not silently partial.
-        click.echo(
-            "warning: the page reads this machine's SQLite journal and audit files, not the"
-            " PostgreSQL store configured (runs show and audit list read the store)",
-            err=True,
-        )
+        shared = store_url()  # the page reads the PostgreSQL store when there is one
+    except StoreError as exc:
+        fail(exc, "text")
+    except ConfigError as exc:
+        click.echo(f"error: {exc.path}: {exc.message} [{exc.code}]", err=True)
+        raise SystemExit(1) from None
     where = workspace.resolve() if workspace else None
-    config = UiConfig(data=data_dir(), workspace=where, bound=host, extra_hosts=allow_hosts)
+    config = UiConfig(
+        data=data_dir(), workspace=where, bound=host, extra_hosts=allow_hosts, store_url=shared
+    )
     try:
         serve(config, port, open_browser=not no_open, announce=click.echo)
     except UiError as exc:
