@@ -90,7 +90,7 @@ class Pages:
 
             audit = PostgresAuditSink(url)
         self.store = SkillStore(config.data / "skills")
-        self.trust = TrustState(config.data / "trust.json")
+        self.trust = TrustState(config.data / "trust.json") if url is None else TrustState(url=url)
         self.steering = Steering(
             self.reader,
             audit,
