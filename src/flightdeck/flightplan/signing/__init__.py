@@ -1,5 +1,5 @@
-"""Who vouches for a frozen plan: Ed25519 keys and signatures, passphrases, co-
-signatures, the signed statement, the keyring (trusted publishers, pinned
+"""Who vouches for a frozen plan: Ed25519 keys and signatures, passphrases,
+co-signatures, the signed statement, the keyring (trusted publishers, pinned
 plan names, revocations), the trust state (what this machine, or with a
 PostgreSQL store the fleet, has accepted before, against rollback) and the
 decision which of a version's signatures counts. It imports the shared parts
