@@ -143,6 +143,10 @@ def test_two_writers_at_once_lose_no_row(backend: str) -> None:
         finally:
             journal.close()
 
+    # Created first: two connections creating a new SQLite file at the same
+    # instant can see "database is locked" from its switch to WAL (a
+    # first-use race of the file, not of writing, which this test is about).
+    Journal().runs()
     threads = [threading.Thread(target=writer, args=(name,)) for name in ("a", "b")]
     for thread in threads:
         thread.start()

@@ -68,9 +68,11 @@ class _Fetched:
 
 class PostgresJournalConnection:
     """Stands where `Journal` keeps its sqlite3 connection. Outside a
-    transaction each statement commits on its own pooled connection; between
-    `BEGIN` and `COMMIT` one connection is held and every write is logged for
-    a replay."""
+    transaction each statement commits on its own pooled connection. Between
+    `BEGIN` and `COMMIT` one connection is held and the writes are kept in
+    order, sent with the BEGIN and the COMMIT in one pipeline (one round trip
+    for a round, not three), or earlier when a read in the block needs
+    them; the same list is what a replay sends again."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -81,6 +83,8 @@ class PostgresJournalConnection:
             raise LaunchError(exc.code, exc.message, hint=exc.hint) from None
         self._held: Connection[Any] | None = None
         self._log: list[tuple[str, list[tuple[Any, ...]]]] = []
+        self._sent = 0  # how many of `_log` the server's open transaction holds
+        self._open = False  # BEGIN sent
 
     @property
     def location(self) -> str:
@@ -99,9 +103,10 @@ class PostgresJournalConnection:
             return _Fetched([])
         sql = translate(sql)
         if self._held is not None and sql.startswith("SELECT"):
-            return _Fetched(self._held.execute(sql, args).fetchall())  # sees the block's writes
+            self._send(commit=False)  # the read sees the block's writes
+            return _Fetched(self._held.execute(sql, args).fetchall())
         if self._held is not None:
-            self._in_block(sql, [args])
+            self._log.append((sql, [args]))
             return _Fetched([])
         fetched: _Fetched = self._retrying(lambda: self._once(sql, args))
         return fetched
@@ -111,13 +116,10 @@ class PostgresJournalConnection:
         if self._held is None:
             self._retrying(lambda: self._once_many(sql, rows))
             return
-        self._in_block(sql, rows)
+        self._log.append((sql, rows))
 
     def close(self) -> None:
-        if self._held is not None:
-            self._held.execute("ROLLBACK")
-            self._pool.putconn(self._held)
-            self._held = None
+        self._release()
 
     # ------------------------------------------------------------------
     def _once(self, sql: str, args: tuple[Any, ...]) -> _Fetched:
@@ -131,56 +133,69 @@ class PostgresJournalConnection:
 
     def _begin(self) -> None:
         import psycopg
+        from psycopg_pool import PoolTimeout
 
         try:
             self._held = self._pool.getconn()
-            self._held.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
-        except psycopg.OperationalError as exc:
+        except (psycopg.Error, PoolTimeout) as exc:
             raise _down(self.url, exc) from None
-        self._log = []
+        self._log, self._sent, self._open = [], 0, False
 
-    def _in_block(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    def _send(self, *, commit: bool) -> None:
+        """Send what the server does not have yet (and COMMIT) in one
+        pipeline; on a deadlock or serialization failure, the whole block
+        again in a new transaction."""
         import psycopg
 
-        assert self._held is not None
-        self._log.append((sql, rows))
+        held = self._held
+        assert held is not None
+        if not commit and self._sent == len(self._log):
+            return
         try:
-            self._held.cursor().executemany(sql, rows)
+            self._pipeline(held, self._log[self._sent :], begin=not self._open, commit=commit)
         except psycopg.Error as exc:
             if not _retryable(exc):
                 raise self._abandon(exc) from None
-            self._held.execute("ROLLBACK")
-            self._retrying(lambda: self._replay(commit=False))
+            try:
+                self._retrying(lambda: self._pipeline(held, self._log, begin=True, commit=commit))
+            except LaunchError:
+                self._release()
+                raise
+        self._open, self._sent = not commit, len(self._log)
+
+    @staticmethod
+    def _pipeline(
+        held: Connection[Any],
+        writes: list[tuple[str, list[tuple[Any, ...]]]],
+        *,
+        begin: bool,
+        commit: bool,
+    ) -> None:
+        if begin and held.info.transaction_status != 0:  # a failed try: end it first
+            held.execute("ROLLBACK")
+        with held.pipeline():
+            if begin:
+                held.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+            for sql, rows in writes:
+                held.cursor().executemany(sql, rows)
+            if commit:
+                held.execute("COMMIT")
 
     def _commit(self) -> None:
-        import psycopg
-
-        assert self._held is not None
-        try:
-            self._held.execute("COMMIT")
-        except psycopg.Error as exc:
-            if not _retryable(exc):
-                raise self._abandon(exc) from None
-            self._retrying(lambda: self._replay(commit=True))
-        held, self._held, self._log = self._held, None, []
+        held = self._held
+        assert held is not None
+        if self._log or self._open:
+            self._send(commit=True)
+        self._held, self._log, self._sent, self._open = None, [], 0, False
         self._pool.putconn(held)
 
-    def _replay(self, *, commit: bool) -> None:
-        """The block again from its start, on the held connection."""
-        assert self._held is not None
-        held = self._held
-        if held.info.transaction_status != 0:  # not idle: end what failed first
-            held.execute("ROLLBACK")
-        held.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
-        for sql, rows in self._log:
-            held.cursor().executemany(sql, rows)
-        if commit:
-            held.execute("COMMIT")
+    def _release(self) -> None:
+        held, self._held, self._log, self._sent, self._open = self._held, None, [], 0, False
+        if held is not None:
+            self._pool.putconn(held)  # the pool rolls back what is left open
 
     def _abandon(self, exc: BaseException) -> LaunchError:
-        held, self._held, self._log = self._held, None, []
-        if held is not None:
-            self._pool.putconn(held)  # the pool rolls back what is left
+        self._release()
         return _down(self.url, exc)
 
     def _retrying(self, call: Any) -> Any:
@@ -201,6 +216,6 @@ class PostgresJournalConnection:
             ):
                 with attempt:
                     return call()
-        except psycopg.OperationalError as exc:
+        except psycopg.Error as exc:  # a lost server, or still deadlocked after 5 tries
             raise _down(self.url, exc) from None
         return None  # unreachable: Retrying either returns or re-raises
