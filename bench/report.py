@@ -34,6 +34,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("validate.py", []),
     ("ui.py", []),
     ("temporal.py", []),  # skips itself without the temporal extra
+    ("store.py", []),  # starts its own PostgreSQL (tests/_postgres.py) or uses one named
 ]
 
 

@@ -15,7 +15,8 @@ import pytest
 # such a skip then fails the session: a CI run that silently skipped its
 # sandbox or registry tests must not look like one that ran them.
 _SYSTEM_SKIP = re.compile(
-    r"apt-get install|bubblewrap|ripgrep|docker-registry|graphviz|busybox|chromium", re.IGNORECASE
+    r"apt-get install|bubblewrap|ripgrep|docker-registry|graphviz|busybox|chromium|postgresql",
+    re.IGNORECASE,
 )
 
 
@@ -52,6 +53,7 @@ def _isolated_home(
         "OPENAI_API_KEY",
         "FLIGHTDECK_SIGNING_KEY",
         "FLIGHTDECK_LIBRARY_PATH",
+        "FLIGHTDECK_DATABASE_URL",
     ):
         monkeypatch.delenv(var, raising=False)
     yield home
@@ -61,3 +63,35 @@ def _isolated_home(
 def fd_home(_isolated_home: Path) -> Path:
     """The temporary FLIGHTDECK_HOME of this test."""
     return _isolated_home
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """A PostgreSQL cluster for this session (tests/_postgres.py): the URL
+    of its admin database. Skips, naming the package, without a server."""
+    from tests._postgres import SKIP_REASON, server_bin, started_cluster
+
+    bindir = server_bin()
+    if bindir is None:
+        pytest.skip(SKIP_REASON)
+    with started_cluster(bindir) as url:
+        yield url
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A fresh, empty database of the session's server."""
+    from flightdeck.config._database import close_pools
+    from tests._postgres import fresh_database
+
+    yield fresh_database(pg_server)
+    close_pools()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each store test once per backend: SQLite files under FLIGHTDECK_HOME,
+    then a fresh PostgreSQL database named by FLIGHTDECK_DATABASE_URL."""
+    if request.param == "postgres":
+        monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", request.getfixturevalue("pg_url"))
+    return str(request.param)

@@ -54,13 +54,13 @@ def test_default_sink_lives_in_the_data_dir(fd_home: Path) -> None:
 def test_sqlite_sink_uses_wal_and_named_migrations(tmp_path: Path) -> None:
     sink = SQLiteAuditSink(tmp_path / "x.sqlite3")
     sink.record(AuditRecord("k", "r", {}))
-    assert sink.migrations() == ["0001_records"]
+    assert sink.migrations() == ["0001_records", "0002_query_indexes"]
     conn = sqlite3.connect(tmp_path / "x.sqlite3")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
     # Reopening does not re-apply a migration.
     again = SQLiteAuditSink(tmp_path / "x.sqlite3")
-    assert again.migrations() == ["0001_records"]
+    assert again.migrations() == ["0001_records", "0002_query_indexes"]
     assert len(again.records()) == 1
 
 
@@ -109,3 +109,34 @@ def test_public_surface_is_sorted_and_complete() -> None:
 
     assert fa.__all__ == sorted(fa.__all__, key=lambda s: (not s.isupper(), s))
     assert all(hasattr(fa, n) for n in fa.__all__)
+
+
+def test_a_store_written_before_the_query_indexes_gains_them_and_keeps_its_records(
+    tmp_path: Path,
+) -> None:
+    from flightdeck.audit import AuditQuery
+    from flightdeck.audit._sqlite import MIGRATIONS
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    name, sql = MIGRATIONS[0]
+    conn.executescript(f"BEGIN; {sql}; INSERT INTO _migrations VALUES ('{name}', 'then'); COMMIT;")
+    conn.execute(
+        "INSERT INTO records (kind, run_id, timestamp, fields) VALUES"
+        " ('launch.run', 'r1', '2026-01-01T00:00:00Z', '{\"plan\": \"p\", \"tool\": \"Read\"}')"
+    )
+    conn.close()
+    sink = SQLiteAuditSink(path)
+    assert [r.kind for r in sink.query(AuditQuery(plan="p", action="Read"))] == ["launch.run"]
+    assert sink.migrations() == ["0001_records", "0002_query_indexes"]
+    from flightdeck.audit._sql import where
+
+    with sqlite3.connect(path) as check:
+        for query, index in (
+            (AuditQuery(plan="p"), "records_plan"),
+            (AuditQuery(action="Read"), "records_tool"),
+        ):
+            clause, args = where(query, "sqlite")
+            plan = check.execute(f"EXPLAIN QUERY PLAN SELECT id FROM records{clause}", args)
+            assert index in str(plan.fetchall())

@@ -197,6 +197,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         ),
         ("runs list", ["runs", "list"]),
         ("runs show", ["runs", "show", "RUN"]),
+        ("runs outputs", ["runs", "outputs", "RUN", "--out-dir", str(tmp / "fetched")]),
         # A local run: refused (runs.not_temporal), as JSON.
         ("runs approve", ["runs", "approve", "RUN", "file_issue"]),
         ("audit list", ["audit", "list"]),
@@ -224,7 +225,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     ]
     seen: dict[str, Any] = {}
     for name, args in steps:
-        if name in ("runs show", "audit show", "runs approve"):
+        if name in ("runs show", "audit show", "runs approve", "runs outputs"):
             args = [*args[:2], seen["launch"]["run_id"], *args[3:]]
         done = run(*args, "--format", "json", env=env)
         assert done.stdout.strip(), f"{name}: no JSON output; stderr {done.stderr}"

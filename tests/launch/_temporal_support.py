@@ -107,6 +107,23 @@ def handlers(home: Path) -> dict[str, Any]:
 HEARTBEAT_TIMEOUT = 2.0
 
 
+def journal_at(home: Path) -> Journal:
+    """The journal a process with `home` uses: the PostgreSQL store when
+    FLIGHTDECK_DATABASE_URL names one (every process sees the same), else
+    the SQLite file in `home`."""
+    return (
+        Journal() if os.environ.get("FLIGHTDECK_DATABASE_URL") else Journal(home / "runs.sqlite3")
+    )
+
+
+def audit_at(home: Path) -> Any:
+    if os.environ.get("FLIGHTDECK_DATABASE_URL"):
+        from flightdeck.audit import default_sink
+
+        return default_sink()
+    return SQLiteAuditSink(home / "audit.sqlite3")
+
+
 def runtime(home: Path, **changes: Any) -> Runtime:
     services = StepServices(
         HandlerInvoker(handlers(home)),
@@ -115,8 +132,8 @@ def runtime(home: Path, **changes: Any) -> Runtime:
     )
     return Runtime(
         services,
-        journal=Journal(home / "runs.sqlite3"),
-        audit=SQLiteAuditSink(home / "audit.sqlite3"),
+        journal=journal_at(home),
+        audit=audit_at(home),
         **changes,
     )
 

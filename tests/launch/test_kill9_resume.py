@@ -104,7 +104,11 @@ def _campaign(tmp_path: Path, ws: Path, plan: Path) -> list[dict[str, Any]]:
     return result
 
 
-def test_kill9_at_30_random_points_loses_nothing_and_repeats_no_write(tmp_path: Path) -> None:
+def test_kill9_at_30_random_points_loses_nothing_and_repeats_no_write(
+    tmp_path: Path, backend: str
+) -> None:
+    """On the SQLite journal, then on PostgreSQL (FLIGHTDECK_DATABASE_URL
+    reaches every forked launch and resume)."""
     ws, plan = _workspace(tmp_path)
     campaigns = _campaign(tmp_path, ws, plan)
     processes = [p for c in campaigns for p in c["processes"]]

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from flightdeck.launch import Approvals, Journal, LaunchOptions, StepSettings, launch
+from flightdeck.launch import Approvals, LaunchOptions, StepSettings, launch
 
 from . import _temporal_support as support
 from ._ledger_plan import IDEMPOTENT, NON_IDEMPOTENT, STEPS, ledger_plan
@@ -56,9 +56,22 @@ class Chaos:
     """Two workers, at most one launcher, and a thread that kills one of
     them at random points while `active`."""
 
-    def __init__(self, address: str, home: Path, rng: random.Random) -> None:
+    def __init__(
+        self,
+        address: str,
+        home: Path,
+        rng: random.Random,
+        *,
+        separate_homes: bool = False,
+        workers: int = 2,
+    ) -> None:
         self.address, self.queue, self.home, self.rng = address, "fd-kill9", home, rng
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "FLIGHTDECK_HOME": str(home)}
+        # With the PostgreSQL store: each worker and launcher process gets a
+        # FLIGHTDECK_HOME of its own, sharing nothing but the store and the
+        # cluster (`home` stays the target system: ledger, gates, calls).
+        self.separate_homes = separate_homes
+        self.spawned = 0
         self.lock = threading.Lock()
         self.workers: list[tuple[subprocess.Popen[str], threading.Event]] = []
         self.launcher: subprocess.Popen[str] | None = None
@@ -68,19 +81,27 @@ class Chaos:
         self.unsafe_kills = 0  # of a worker running a non-idempotent write
         self.active = threading.Event()
         self.stopped = threading.Event()
-        for _ in range(2):
+        for _ in range(workers):
             self._start_worker()
         for _, ready in self.workers:
             assert ready.wait(60), "a worker did not start"
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
+    def _env(self) -> dict[str, str]:
+        if not self.separate_homes:
+            return self.env
+        self.spawned += 1
+        own = self.home.parent / "homes" / str(self.spawned)
+        own.mkdir(parents=True)
+        return {**self.env, "FLIGHTDECK_HOME": str(own)}
+
     def _start_worker(self) -> None:
         argv = [sys.executable, "-m", "tests.launch._temporal_support"]
         proc = subprocess.Popen(
             [*argv, self.address, self.queue, str(self.home)],
             cwd=ROOT,
-            env=self.env,
+            env=self._env(),
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -155,7 +176,7 @@ class Chaos:
             self.launcher = subprocess.Popen(
                 [*argv, json.dumps(options)],
                 cwd=ROOT,
-                env=self.env,
+                env=self._env(),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -180,6 +201,18 @@ class Chaos:
 def chaos(server: str, tmp_path: Path) -> Iterator[Chaos]:
     (tmp_path / "home").mkdir()
     running = Chaos(server, tmp_path / "home", random.Random(SEED))
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def pg_chaos(
+    server: str, tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Chaos]:
+    """The same, over one PostgreSQL store, every process in its own home."""
+    monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", pg_url)
+    (tmp_path / "home").mkdir()
+    running = Chaos(server, tmp_path / "home", random.Random(SEED), separate_homes=True, workers=3)
     yield running
     running.stop()
 
@@ -212,7 +245,7 @@ def _open_result(address: str, run_id: str) -> dict[str, Any] | None:
 def _operate(chaos: Chaos, plan: Path, out: Path) -> dict[str, Any]:
     """Launch the plan, then do what an operator does until the run is
     completed; everything observed goes into the record."""
-    journal = Journal(chaos.home / "runs.sqlite3")
+    journal = support.journal_at(chaos.home)
     record: dict[str, Any] = {"run_id": None, "steps": [], "snapshots": [], "decided": []}
     options: dict[str, Any] = {"approve": ["all"]}
     for _ in range(40):
@@ -262,8 +295,6 @@ _KILL_RECORDS = {"launch.resume", "resume.decision", "launch.finish", "lifecycle
 def _audit(home: Path, run_id: str, out: Path) -> list[str]:
     """A run's audit records as text, timings dropped, its run id and output
     folder written as placeholders."""
-    from flightdeck.audit import SQLiteAuditSink
-
     return [
         json.dumps(
             [r.kind, {k: v for k, v in r.fields.items() if k not in _VOLATILE}],
@@ -272,7 +303,7 @@ def _audit(home: Path, run_id: str, out: Path) -> list[str]:
         )
         .replace(str(out), "OUT")
         .replace(run_id, "RUN")
-        for r in SQLiteAuditSink(home / "audit.sqlite3").records(run_id=run_id)
+        for r in support.audit_at(home).records(run_id=run_id)
     ]
 
 
@@ -287,7 +318,7 @@ def _local(tmp_path: Path, plan: Path) -> dict[str, Any]:
     )
     result = asyncio.run(launch(plan, opts, support.runtime(home)))
     assert result.status == "completed", result.error
-    rows = Journal(home / "runs.sqlite3").steps(result.run_id)
+    rows = support.journal_at(home).steps(result.run_id)
     return {
         "outputs": {row.step_id: row.result["outputs"] for row in rows},
         "done": json.loads((out / "done.json").read_text()),
@@ -313,6 +344,41 @@ def _same_audit(local: set[str], remote: list[str]) -> None:
 
 
 def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: Path) -> None:
+    _campaign(chaos, tmp_path)
+
+
+def test_kill9_with_workers_and_launchers_in_separate_homes_over_postgresql(
+    pg_chaos: Chaos, tmp_path: Path
+) -> None:
+    """Issue 31: the same campaign with three workers and every launcher
+    process in a home of its own; the journal and audit they share are
+    PostgreSQL. Then, from a fifth home that took no part: every run shows
+    completed, and its outputs come out of the store, the published file
+    gone."""
+    records = _campaign(pg_chaos, tmp_path)
+    homes = sorted(p.name for p in (tmp_path / "homes").iterdir())
+    assert len(homes) >= 5  # three workers, their replacements, launchers
+    assert not list((tmp_path / "homes").rglob("*.sqlite3"))  # no process wrote a file store
+    fifth = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "fifth")}
+    flightdeck = str(Path(sys.executable).with_name("flightdeck"))
+    for n, record in enumerate(records):
+        run_id, done = record["run_id"], record["out"] / "done.json"
+        expected = done.read_bytes()
+        done.unlink()
+        shown = subprocess.run(
+            [flightdeck, "runs", "show", run_id, "--format", "json"],
+            env=fifth, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert json.loads(shown.stdout)["status"] == "completed"
+        fetched = tmp_path / f"fetched-{n}"
+        subprocess.run(
+            [flightdeck, "runs", "outputs", run_id, "--out-dir", str(fetched)],
+            env=fifth, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert (fetched / "done.json").read_bytes() == expected
+
+
+def _campaign(chaos: Chaos, tmp_path: Path) -> list[dict[str, Any]]:
     plan = ledger_plan(tmp_path / "plan")
     local = _local(tmp_path, plan)
     records: list[dict[str, Any]] = []
@@ -329,7 +395,7 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
     assert {"busy worker", "launcher"} <= set(chaos.kills), chaos.kills
     # A worker killed inside a non-idempotent write leaves it in doubt.
     assert chaos.unsafe_kills and any(record["decided"] for record in records)
-    journal = Journal(chaos.home / "runs.sqlite3")
+    journal = support.journal_at(chaos.home)
     for record in records:
         run_id = record["run_id"]
         assert record.get("completed"), record
@@ -363,3 +429,4 @@ def test_kill9_of_launcher_and_workers_at_random_points(chaos: Chaos, tmp_path: 
         f"waited: {[r.get('waited', 0) for r in records]}",
         f"launches: {[len(r['steps']) for r in records]}",
     )
+    return records

@@ -1,18 +1,21 @@
 """A data directory with runs and audit records written the way a launch
-writes them (through `Journal` and the SQLite audit store), and a test
-client for the UI over it."""
+writes them (through `Journal` and the audit store), and a test client for
+the UI over it: once with the SQLite files, once with a PostgreSQL store
+(the `backend` fixture)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from flightdeck.audit import AuditRecord, SQLiteAuditSink
+from flightdeck.audit import AuditRecord, PostgresAuditSink, SQLiteAuditSink
 from flightdeck.launch import Journal
 from flightdeck.ui import UiConfig, create_app
 
@@ -34,17 +37,25 @@ class Site:
     config: UiConfig
     data: Path
     resumed: Path  # where the fake launcher writes the resume's arguments
+    url: str | None = None  # the PostgreSQL store, for the postgres backend
+
+    def journal(self) -> Journal:
+        return Journal(self.data / "runs.sqlite3") if self.url is None else Journal(url=self.url)
 
     def login(self) -> None:
         response = self.client.get(f"/runs?token={self.config.secrets.token}")
         assert response.status_code == 200
 
     def audit(self) -> list[AuditRecord]:
-        return SQLiteAuditSink(self.data / "audit.sqlite3").records()
+        return _audit(self.data, self.url).records()
 
 
-def populate(data: Path, plan: Path) -> None:
-    journal = Journal(data / "runs.sqlite3")
+def _audit(data: Path, url: str | None) -> Any:
+    return SQLiteAuditSink(data / "audit.sqlite3") if url is None else PostgresAuditSink(url)
+
+
+def populate(data: Path, plan: Path, url: str | None = None) -> None:
+    journal = Journal(data / "runs.sqlite3") if url is None else Journal(url=url)
     for run_id, status in ((PAUSED, "pending-approval"), (DONE, "completed")):
         journal.create_run(
             run_id,
@@ -68,6 +79,7 @@ def populate(data: Path, plan: Path) -> None:
         '{"n": 3}',
     )
     report = data / "report.md"
+    data.mkdir(parents=True, exist_ok=True)
     report.write_text("# Weekly report\n")
     journal.output(
         DONE,
@@ -81,7 +93,7 @@ def populate(data: Path, plan: Path) -> None:
         None,
     )
     journal.close()
-    audit = SQLiteAuditSink(data / "audit.sqlite3")
+    audit = _audit(data, url)
     audit.record(AuditRecord("launch.run", PAUSED, {"plan": "ledger"}))
     audit.record(
         AuditRecord(
@@ -119,15 +131,16 @@ def ledger_plan(folder: Path) -> Path:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
+def site(tmp_path: Path, backend: str) -> Iterator[Site]:
     data = tmp_path / "data"
-    populate(data, ledger_plan(tmp_path / "plan"))
+    url = os.environ.get("FLIGHTDECK_DATABASE_URL") if backend == "postgres" else None
+    populate(data, ledger_plan(tmp_path / "plan"), url)
     script = tmp_path / "fake_launcher.py"
     script.write_text(FAKE_LAUNCHER)
     resumed = tmp_path / "resumed.json"
-    config = UiConfig(data=data, poll_seconds=0.05, stream_seconds=0.3)
+    config = UiConfig(data=data, poll_seconds=0.05, stream_seconds=0.3, store_url=url)
     app = create_app(config)
     app.state.pages.steering.launcher = (sys.executable, str(script), str(resumed))
     with TestClient(app, base_url="http://127.0.0.1:8765") as client:
-        yield Site(client, config, data, resumed)
+        yield Site(client, config, data, resumed, url)
     app.state.pages.steering.wait(30)

@@ -12,6 +12,9 @@ implement `AuditReader.records(run_id=None, kind=None)`. Records are
 named migrations), `JsonlAuditSink` (one JSON object per line, the same shape
 as `AuditRecord.to_dict()`) and `MemoryAuditSink` (tests). A SQLite store that
 cannot be opened (not a database, its folder is a file) raises `AuditStoreError`.
+With a PostgreSQL store configured (`[store] url`, `FLIGHTDECK_DATABASE_URL`)
+the default store is `PostgresAuditSink` there, the same records in the
+database the run journal uses. Both stores answer `query(AuditQuery)` in SQL.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from flightdeck.audit._jsonl import JsonlAuditSink
 from flightdeck.audit._memory import MemoryAuditSink
 from flightdeck.audit._record import AuditReader, AuditRecord, AuditSink, utc_now
 from flightdeck.audit._sqlite import SQLiteAuditSink
-from flightdeck.config import data_dir
+from flightdeck.config import ConfigError, StoreError, data_dir, store_url
 
 if TYPE_CHECKING:
     from flightdeck.audit._lifecycle import (
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
         flush_events,
         hooks_from_config,
     )
+    from flightdeck.audit._postgres import PostgresAuditSink
     from flightdeck.audit._query import AuditQuery, AuditQueryError, parse_time, parse_where
 
 # Imported on first use (PEP 562): a command that only records or reads
@@ -54,6 +58,7 @@ _LAZY = {
         ],
         "flightdeck.audit._lifecycle",
     ),
+    "PostgresAuditSink": "flightdeck.audit._postgres",
     **dict.fromkeys(
         ["AuditQuery", "AuditQueryError", "parse_time", "parse_where"], "flightdeck.audit._query"
     ),
@@ -70,8 +75,20 @@ def __getattr__(name: str) -> Any:
 DEFAULT_FILE = "audit.sqlite3"
 
 
-def default_sink() -> SQLiteAuditSink:
-    """The SQLite store at `flightdeck.config.data_dir()/audit.sqlite3` (created lazily)."""
+def default_sink() -> SQLiteAuditSink | PostgresAuditSink:
+    """The configured PostgreSQL store, else the SQLite store at
+    `flightdeck.config.data_dir()/audit.sqlite3` (both opened lazily). A bad
+    store URL raises `AuditStoreError` (`database.bad_url`)."""
+    try:
+        url = store_url()
+    except StoreError as exc:
+        raise AuditStoreError(exc.code, exc.location, exc.reason) from None
+    except ConfigError:  # reported by whatever reads the config; records still land
+        url = None
+    if url is not None:
+        from flightdeck.audit._postgres import PostgresAuditSink
+
+        return PostgresAuditSink(url)
     return SQLiteAuditSink(data_dir() / DEFAULT_FILE)
 
 
@@ -84,12 +101,17 @@ def list_records(
 
 def open_store(spec: str | None = None) -> AuditReader:
     """The default store, or `sqlite:PATH` / `jsonl:PATH` (a configured
-    `[audit.sinks]` target), or a bare path (`.jsonl` → JSONL, else SQLite)."""
+    `[audit.sinks]` target), a `postgresql://` URL, or a bare path
+    (`.jsonl` → JSONL, else SQLite)."""
     if spec is None:
         return default_sink()
     scheme, sep, where = spec.partition(":")
     if sep and scheme == "jsonl":
         return JsonlAuditSink(Path(where).expanduser())
+    if sep and scheme in ("postgresql", "postgres"):
+        from flightdeck.audit._postgres import PostgresAuditSink
+
+        return PostgresAuditSink(spec)
     if sep and scheme == "sqlite":
         return SQLiteAuditSink(Path(where).expanduser())
     path = Path(spec).expanduser()
@@ -110,6 +132,7 @@ __all__ = [
     "JsonlAuditSink",
     "LifecycleEvent",
     "MemoryAuditSink",
+    "PostgresAuditSink",
     "SQLiteAuditSink",
     "default_sink",
     "fire",

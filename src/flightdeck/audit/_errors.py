@@ -11,12 +11,14 @@ from flightdeck._errors import FlightdeckError
 class AuditStoreError(FlightdeckError):
     """The audit store at `path` cannot be opened: the file is not a SQLite
     database (`audit.store_corrupt`) or cannot be created or read
-    (`audit.store_unusable`, e.g. its folder is a file)."""
+    (`audit.store_unusable`, e.g. its folder is a file); for the PostgreSQL
+    store, `path` is its URL without the password and the codes are the
+    store's (`database.unreachable`, `database.migration_failed`, ...)."""
 
     fields = ("code", "message", "file")
     __str__ = Exception.__str__  # the message alone, which names the store
 
-    def __init__(self, code: str, path: Path, message: str) -> None:
+    def __init__(self, code: str, path: Path | str, message: str) -> None:
         super().__init__(code, f"audit store {path}: {message}")
         self.path = path
 

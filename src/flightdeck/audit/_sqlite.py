@@ -10,11 +10,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flightdeck._json import read_json
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._record import AuditRecord
+
+if TYPE_CHECKING:
+    from flightdeck.audit._query import AuditQuery
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
@@ -29,6 +34,30 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         CREATE INDEX records_run_id ON records (run_id);
         CREATE INDEX records_kind ON records (kind);
+        """,
+    ),
+    (
+        # `audit list` filters in SQL (`_sql.py`): by time, and by the plan
+        # and the action fields in every spelling `--action` looks for (an
+        # OR that SQLite answers from indexes only when each term has one),
+        # each indexed only where a record has the field.
+        "0002_query_indexes",
+        """
+        CREATE INDEX records_timestamp ON records (timestamp);
+        CREATE INDEX records_plan ON records (json_extract(fields, '$."plan"'))
+            WHERE json_extract(fields, '$."plan"') IS NOT NULL;
+        CREATE INDEX records_action ON records (json_extract(fields, '$."action"'))
+            WHERE json_extract(fields, '$."action"') IS NOT NULL;
+        CREATE INDEX records_action_ref ON records (json_extract(fields, '$."action_ref"'))
+            WHERE json_extract(fields, '$."action_ref"') IS NOT NULL;
+        CREATE INDEX records_action_ref_camel ON records (json_extract(fields, '$."actionRef"'))
+            WHERE json_extract(fields, '$."actionRef"') IS NOT NULL;
+        CREATE INDEX records_tool ON records (json_extract(fields, '$."tool"'))
+            WHERE json_extract(fields, '$."tool"') IS NOT NULL;
+        CREATE INDEX records_agent_tool ON records (json_extract(fields, '$."agent_tool"'))
+            WHERE json_extract(fields, '$."agent_tool"') IS NOT NULL;
+        CREATE INDEX records_agent_tool_camel ON records (json_extract(fields, '$."agentTool"'))
+            WHERE json_extract(fields, '$."agentTool"') IS NOT NULL;
         """,
     ),
 )
@@ -123,3 +152,23 @@ class SQLiteAuditSink:
             AuditRecord(kind=k, run_id=r, timestamp=t, fields=read_json(f, depth=None))
             for k, r, t, f in rows
         ]
+
+    def query(self, query: AuditQuery) -> list[AuditRecord]:
+        """What `query` keeps, oldest first, filtered and paged in SQL (`_sql.py`)."""
+        from flightdeck.audit._sql import BATCH, page
+
+        conn = self._connect()
+
+        def fetch(sql: str, args: list[Any]) -> Iterator[list[tuple[Any, ...]]]:
+            cursor = conn.execute(sql, args)
+            while batch := cursor.fetchmany(BATCH):
+                yield batch
+
+        return page(query, "sqlite", fetch, _decode)
+
+
+def _decode(row: tuple[Any, ...]) -> AuditRecord:
+    kind, run_id, timestamp, fields = row
+    return AuditRecord(
+        kind=kind, run_id=run_id, timestamp=timestamp, fields=read_json(fields, depth=None)
+    )

@@ -6,6 +6,8 @@
 
 from typing import TYPE_CHECKING, Any
 
+from flightdeck.config._database import ENV as DATABASE_ENV
+from flightdeck.config._database import StoreError, mask_url, store_url
 from flightdeck.config._files import Config, ConfigError, load_config, merge_layers
 from flightdeck.config._paths import config_dir, data_dir
 from flightdeck.config._screen import Screened, key_name, screen
@@ -34,6 +36,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DATABASE_ENV",
     "ENVIRONMENT",
     "UNTRUSTED",
     "Config",
@@ -41,6 +44,7 @@ __all__ = [
     "ConfigPaths",
     "Screened",
     "Setting",
+    "StoreError",
     "Trust",
     "config_dir",
     "config_paths",
@@ -50,8 +54,10 @@ __all__ = [
     "find_workspace",
     "key_name",
     "load_config",
+    "mask_url",
     "merge_layers",
     "screen",
     "set_trust",
+    "store_url",
     "trust_notice",
 ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck.config._database import mask_url
 from flightdeck.config._files import PROJECT_FILE, _read
 from flightdeck.config._paths import config_dir, data_dir
 
@@ -28,7 +29,10 @@ ENVIRONMENT: dict[str, str] = {
     "FLIGHTDECK_LLM_BASE_URL": "the provider base URL of llm-seam steps",
     "FLIGHTDECK_SIGNING_KEY": "the private key freeze signs with (a path or PEM text)",
     "FLIGHTDECK_KEY_PASSPHRASE": "the passphrase of an encrypted private key",
+    "FLIGHTDECK_DATABASE_URL": "the PostgreSQL store (over [store] url); unset: SQLite files",
 }
+# Values shown with their password masked: a URL is worth seeing, its secret is not.
+_URLS = frozenset({"store.url", "FLIGHTDECK_DATABASE_URL"})
 _SECRET_WORDS = frozenset({"key", "passphrase", "secret", "token", "credential", "password"})
 
 
@@ -99,11 +103,14 @@ def explain_config(
             for old in [k for k in chosen if k.startswith(key + ".") or key.startswith(k + ".")]:
                 del chosen[old]
             secret = _secret_name(key.rsplit(".", 1)[-1])
+            if key in _URLS and isinstance(value, str):
+                value = mask_url(value)
             chosen[key] = Setting(key, None if secret else value, str(path), secret)
     env = os.environ if environ is None else environ
     out = [chosen[key] for key in sorted(chosen)]
     for name in sorted(env):
         if name in ENVIRONMENT or name.startswith("FLIGHTDECK_SECRET_"):
             secret = _secret_name(name)
-            out.append(Setting(name, None if secret else env[name], "environment", secret))
+            value = mask_url(env[name]) if name in _URLS else env[name]
+            out.append(Setting(name, None if secret else value, "environment", secret))
     return out

@@ -64,7 +64,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch.engine._events import LaunchEvent
     from flightdeck.launch.engine._executor import Executor, LocalExecutor, execute_step
     from flightdeck.launch.engine._journal import Journal
-    from flightdeck.launch.engine._report import run_list, run_report
+    from flightdeck.launch.engine._report import run_list, run_report, write_outputs
     from flightdeck.launch.engine._resume import ResumeDecisions
     from flightdeck.launch.engine._route import TemporalSettings
     from flightdeck.launch.engine._route import route as route_run
@@ -124,6 +124,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "redact": ("flightdeck.launch.steps._redact", "redact"),
     "run_list": ("flightdeck.launch.engine._report", "run_list"),
     "run_report": ("flightdeck.launch.engine._report", "run_report"),
+    "write_outputs": ("flightdeck.launch.engine._report", "write_outputs"),
     "ResumeDecisions": ("flightdeck.launch.engine._resume", "ResumeDecisions"),
     "route_run": ("flightdeck.launch.engine._route", "route"),
     "bwrap_path": ("flightdeck.launch.sandbox._bwrap", "bwrap_path"),
@@ -218,6 +219,7 @@ __all__ = [
     "transform_names",
     "verify_target",
     "wait_for_run",
+    "write_outputs",
 ]
 
 

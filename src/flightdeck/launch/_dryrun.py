@@ -13,13 +13,12 @@ audit record, no output directory, no network.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from flightdeck.flightplan import FlightPlan, Input, TrustState
+from flightdeck.flightplan import FlightPlan, FlightPlanError, Input, TrustState
 from flightdeck.launch._drivers import DriverInvoker
 from flightdeck.launch._inputs import resolve_inputs
 from flightdeck.launch._launch import LaunchOptions, verify_target
@@ -66,13 +65,14 @@ class DryRun:
 
 
 def _verify_without_recording(target: str | Path, options: LaunchOptions, runtime: Runtime) -> Any:
-    """Verify as launch does, against a copy of trust.json in a temporary folder."""
-    real = TrustState()
+    """Verify as launch does, against a copy of the trust state (trust.json,
+    or the store's) in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="flightdeck-dry-run-") as scratch:
-        copy = Path(scratch) / "trust.json"
-        if real.path.is_file():
-            shutil.copyfile(real.path, copy)
-        return verify_target(target, options.unsigned, replace(runtime, trust=TrustState(copy)))
+        try:
+            copy = TrustState().snapshot(Path(scratch) / "trust.json")
+        except FlightPlanError as exc:  # a damaged trust state, a store that is down
+            raise LaunchError(exc.code, exc.message, hint=exc.hint) from None
+        return verify_target(target, options.unsigned, replace(runtime, trust=copy))
 
 
 def _credential(plan: FlightPlan, ref: str, runtime: Runtime) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +49,7 @@ from flightdeck.launch.engine._journal import Journal
 from flightdeck.launch.engine._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
 from flightdeck.launch.engine._route import check_executor
 from flightdeck.launch.engine._rows import RunRow
+from flightdeck.launch.engine._run_lock import run_lock
 from flightdeck.launch.engine._runtime import RunEngine, Runtime
 from flightdeck.launch.engine._scheduler import Scheduler
 from flightdeck.launch.engine._target import VerifiedTarget
@@ -115,6 +117,13 @@ def new_run_id(clock: Callable[[], datetime]) -> str:
 async def launch(target: str | Path | None, options: LaunchOptions, runtime: Runtime) -> RunResult:
     """Launch (or resume) a plan. Raises `LaunchError` when nothing ran (bad
     plan, bad inputs); a run that started always returns a `RunResult`."""
+    with ExitStack() as held:
+        return await _launch(target, options, runtime, held)
+
+
+async def _launch(
+    target: str | Path | None, options: LaunchOptions, runtime: Runtime, held: ExitStack
+) -> RunResult:
     previous = _previous(runtime.journal, options.resume)
     if previous is not None:
         check_executor(previous, runtime.engine)  # before anything is verified or written
@@ -142,6 +151,8 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
     executor = runtime.executor or LocalExecutor(runtime.services, record=router.write)
     replayed = _previous(runtime.journal, options.replay)
     run_id = previous.run_id if previous is not None else new_run_id(options.clock)
+    # One process walks a run (`_run_lock`): taken before any journal write.
+    held.enter_context(run_lock(runtime.journal, run_id))
     if previous is not None and runtime.engine is not None:
         # Before any journal write: an open run's `started` rows are steps in
         # flight, not in doubt, and a completed row must not be overwritten.
@@ -196,7 +207,8 @@ async def launch(target: str | Path | None, options: LaunchOptions, runtime: Run
         result = await runtime.engine.run(scheduler, verified, out_dir)
         if result.status == "running":  # detached: where to follow it
             audit_path = getattr(runtime.audit, "path", None)
-            result.journal = runtime.journal.path
+            journal = runtime.journal
+            result.journal = journal.path if journal.url is None else journal.location
             result.audit = str(audit_path) if audit_path is not None else None
     else:
         try:

@@ -29,7 +29,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from flightdeck.audit import AuditQuery, AuditQueryError, SQLiteAuditSink, parse_time, parse_where
+from flightdeck.audit import (
+    AuditQuery,
+    AuditQueryError,
+    AuditSink,
+    SQLiteAuditSink,
+    parse_time,
+    parse_where,
+)
 from flightdeck.flightplan import SkillStore, TrustState
 from flightdeck.ui._data import FINISHED, Reader, RunFilter
 from flightdeck.ui._errors import UiError
@@ -51,6 +58,7 @@ class UiConfig:
     poll_seconds: float = 0.5
     stream_seconds: float = 300.0  # an event stream ends after this; the browser reconnects
     extra_hosts: tuple[str, ...] = ()
+    store_url: str | None = None  # the PostgreSQL store, when one is configured
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -74,12 +82,18 @@ def _templates() -> Jinja2Templates:
 class Pages:
     def __init__(self, config: UiConfig) -> None:
         self.config = config
-        self.reader = Reader(config.data / "runs.sqlite3", config.data / "audit.sqlite3")
+        url = config.store_url
+        self.reader = Reader(config.data / "runs.sqlite3", config.data / "audit.sqlite3", url)
+        audit: AuditSink = SQLiteAuditSink(config.data / "audit.sqlite3")
+        if url is not None:
+            from flightdeck.audit import PostgresAuditSink
+
+            audit = PostgresAuditSink(url)
         self.store = SkillStore(config.data / "skills")
-        self.trust = TrustState(config.data / "trust.json")
+        self.trust = TrustState(config.data / "trust.json") if url is None else TrustState(url=url)
         self.steering = Steering(
             self.reader,
-            SQLiteAuditSink(config.data / "audit.sqlite3"),
+            audit,
             config.data / "ui",
             config.workspace,
         )

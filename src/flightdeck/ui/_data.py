@@ -9,7 +9,9 @@ create; tests/ui write through those modules and read back through this one,
 so a schema change that breaks the UI fails there.
 
 A store that does not exist yet reads as empty (nothing has run); one that
-exists but cannot be read is a `UiError` the page shows.
+exists but cannot be read is a `UiError` the page shows. With a PostgreSQL
+store configured the same SQL runs there, translated and read-only
+(`_pg.py`); tests/ui run every page against both.
 """
 
 from __future__ import annotations
@@ -97,13 +99,15 @@ _RUN_COLUMNS = (
 OPEN_STATUSES = frozenset({"running", "pending-approval"})
 
 
-def _executor(conn: sqlite3.Connection, run_id: str) -> str | None:
+def _executor(conn: Any, run_id: str) -> str | None:
     """Where the run executes (`local`, `temporal`), as its launch recorded;
     None for a run recorded before journals kept it. The page never migrates
-    a journal, so an older one may lack the column."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
-    if "executor" not in columns:
-        return None
+    a journal, so an older one may lack the column (a PostgreSQL store was
+    created with it)."""
+    if isinstance(conn, sqlite3.Connection):
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+        if "executor" not in columns:
+            return None
     found = conn.execute("SELECT executor FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     return found[0] if found else None
 
@@ -143,11 +147,24 @@ def _run(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 class Reader:
-    """The journal and the audit store of one data directory, read-only."""
+    """The journal and the audit store of one data directory, read-only; or,
+    with `url`, the PostgreSQL store's (`_pg.py`)."""
 
-    def __init__(self, journal: Path, audit: Path) -> None:
+    def __init__(self, journal: Path, audit: Path, url: str | None = None) -> None:
         self.journal = journal
         self.audit = audit
+        self.url = url
+
+    @contextmanager
+    def _open(self, path: Path) -> Iterator[Any]:
+        if self.url is None:
+            with read_only(path) as conn:
+                yield conn
+            return
+        from flightdeck.ui._pg import read_only_pg
+
+        with read_only_pg(self.url, "runs" if path == self.journal else "records") as conn:
+            yield conn
 
     # runs -------------------------------------------------------------------
     def runs(self, query: RunFilter) -> RunPage:
@@ -160,7 +177,7 @@ class Reader:
             where.append("(instr(run_id, ?) > 0 OR instr(plan_name, ?) > 0)")
             args += [query.search, query.search]
         clause = " AND ".join(where)
-        with read_only(self.journal) as conn:
+        with self._open(self.journal) as conn:
             if conn is None:
                 return RunPage([], 0, 0, 1)
             counted = conn.execute(f"SELECT count(*) FROM runs WHERE {clause}", args)
@@ -179,13 +196,13 @@ class Reader:
         return RunPage([_run(row) for row in rows], total, page, pages)
 
     def statuses(self) -> list[str]:
-        with read_only(self.journal) as conn:
+        with self._open(self.journal) as conn:
             if conn is None:
                 return []
             return [r[0] for r in conn.execute("SELECT DISTINCT status FROM runs ORDER BY 1")]
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        with read_only(self.journal) as conn:
+        with self._open(self.journal) as conn:
             if conn is None:
                 return None
             row = conn.execute(
@@ -223,7 +240,7 @@ class Reader:
     def fingerprint(self, run_id: str) -> str:
         """Changes whenever the run or one of its steps changes (live
         updates); empty when there is no such run."""
-        with read_only(self.journal) as conn:
+        with self._open(self.journal) as conn:
             if conn is None:
                 return ""
             run = conn.execute(
@@ -281,7 +298,7 @@ class Reader:
             if _PLAIN.match(wanted) and wanted.lower() not in ("true", "false"):
                 sql += " AND instr(fields, ?) > 0"
                 args.append(wanted)
-        with read_only(self.audit) as conn:
+        with self._open(self.audit) as conn:
             if conn is None:
                 return [], False
             if newest is None or query.plan is not None:

@@ -14,7 +14,10 @@ _FMT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), defa
 _STORE = click.option(
     "--store",
     metavar="SPEC",
-    help="Read another store: sqlite:PATH, jsonl:PATH or a path (default: the user's audit store).",
+    help=(
+        "Read another store: sqlite:PATH, jsonl:PATH, postgresql://URL or a path"
+        " (default: the configured store)."
+    ),
 )
 
 
@@ -45,7 +48,7 @@ def _open(store: str | None, fmt: str) -> Any:
 
     from flightdeck.audit import AuditQueryError, open_store
 
-    if store is not None:
+    if store is not None and not store.startswith(("postgresql:", "postgres:")):
         where = store.split(":", 1)[1] if store.startswith(("sqlite:", "jsonl:")) else store
         if not Path(where).expanduser().is_file():
             fail(AuditQueryError(f"no audit store at {where}", "give an existing file"), fmt)
@@ -55,9 +58,12 @@ def _open(store: str | None, fmt: str) -> Any:
 def _load(store: str | None, fmt: str, query: Any) -> list[Any]:
     from flightdeck.audit import AuditStoreError
 
-    reader = _open(store, fmt)
     try:
-        records = list(query.apply(reader.records(run_id=query.run_id)))
+        reader = _open(store, fmt)
+        if hasattr(reader, "query"):  # SQLite, PostgreSQL: filtered and paged in SQL
+            records = list(reader.query(query))
+        else:
+            records = list(query.apply(reader.records(run_id=query.run_id)))
     except AuditStoreError as exc:
         fail(exc, fmt)
     skipped: list[int] = getattr(reader, "skipped", [])

@@ -41,6 +41,7 @@ def runs() -> None:
       flightdeck runs list
       flightdeck runs show run-20250101T000000-ab12cd --format json
       flightdeck runs path
+      flightdeck runs outputs run-20250101T000000-ab12cd --out-dir ./out
     """
 
 
@@ -132,10 +133,49 @@ def _print_report(report: dict[str, Any], fmt: str) -> None:
         click.echo(f"    {record['timestamp']}  {record['kind']}")
 
 
+@runs.command("outputs")
+@click.argument("run_id", callback=utf8_text)
+@click.option(
+    "--out-dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The folder to write the run's outputs into (at their publish paths).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def outputs_run(run_id: str, out_dir: Path, fmt: str) -> None:
+    """Write a run's outputs into a folder, from the store: on any machine
+    that reads the run's store (PostgreSQL), or where the run published
+    them. Each is checked against the SHA-256 the run recorded.
+
+    \b
+    Examples:
+      flightdeck runs outputs run-20250101T000000-ab12cd --out-dir ./out
+    """
+    from flightdeck.launch import write_outputs
+
+    try:
+        written = write_outputs(run_id, Journal(), out_dir)
+    except LaunchError as exc:
+        fail(exc, fmt)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, "run_id": run_id, "outputs": written}, indent=2))
+        return
+    if not written:
+        click.echo(f"run {run_id} has no outputs")
+    for item in written:
+        click.echo(f"{item['name']}: {item['written']} ({item['bytes']} bytes)")
+
+
 @runs.command("path")
 def runs_path() -> None:
-    """Print where the run journal is stored."""
-    click.echo(str(Journal().path))
+    """Print where the run journal is stored (a file, or the store's URL
+    without its password)."""
+    journal = Journal()
+    try:
+        url = journal.url  # a bad URL or config.toml is an error here, not a path
+    except LaunchError as exc:
+        fail(exc, "text")
+    click.echo(journal.location if url is not None else str(journal.path))
 
 
 def _cluster(

@@ -49,8 +49,19 @@ def ui(
         click.echo(f"warning: listening on {host}: reachable from the network", err=True)
         if not allow_hosts and host in ("0.0.0.0", "::"):
             click.echo("  open it by a name given with --allow-host NAME", err=True)
+    from flightdeck.config import ConfigError, StoreError, store_url
+
+    try:
+        shared = store_url()  # the page reads the PostgreSQL store when there is one
+    except StoreError as exc:
+        fail(exc, "text")
+    except ConfigError as exc:
+        click.echo(f"error: {exc.path}: {exc.message} [{exc.code}]", err=True)
+        raise SystemExit(1) from None
     where = workspace.resolve() if workspace else None
-    config = UiConfig(data=data_dir(), workspace=where, bound=host, extra_hosts=allow_hosts)
+    config = UiConfig(
+        data=data_dir(), workspace=where, bound=host, extra_hosts=allow_hosts, store_url=shared
+    )
     try:
         serve(config, port, open_browser=not no_open, announce=click.echo)
     except UiError as exc:

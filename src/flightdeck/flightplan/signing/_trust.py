@@ -14,18 +14,22 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
 from flightdeck._bounded import read_regular
 from flightdeck._json import read_json
-from flightdeck.config import data_dir
+from flightdeck.config import ConfigError, StoreError, data_dir, store_url
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import SEMVER, signing_time
 from flightdeck.flightplan._limits import STATE_FILE_BYTES
+
+if TYPE_CHECKING:
+    from flightdeck.flightplan.signing._trust_pg import PostgresTrustRows
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,38 @@ def owner_of(publisher: str | None, signer: str) -> str:
 
 
 class TrustState:
-    def __init__(self, path: Path | None = None) -> None:
+    """`trust.json` in the data folder, or (default, when one is configured)
+    the PostgreSQL store's `trust_state` table (`_trust_pg`); an explicit
+    `path` is always the file."""
+
+    def __init__(self, path: Path | None = None, *, url: str | None = None) -> None:
         self.path = path if path is not None else data_dir() / "trust.json"
+        self._url, self._resolved = url, url is not None or path is not None
+        self._rows: PostgresTrustRows | None = None
+
+    def _store(self) -> PostgresTrustRows | None:
+        """The store's rows, or None for the file (the URL resolved on first use)."""
+        if not self._resolved:
+            try:
+                self._url = store_url()
+            except StoreError as exc:
+                raise FlightPlanError(exc.code, exc.message, hint=exc.hint) from None
+            except ConfigError as exc:
+                raise FlightPlanError(exc.code, f"{exc.path}: {exc.message}") from None
+            self._resolved = True
+        if self._url is not None and self._rows is None:
+            from flightdeck.flightplan.signing._trust_pg import PostgresTrustRows
+
+            self._rows = PostgresTrustRows(self._url)
+        return self._rows
+
+    def snapshot(self, path: Path) -> TrustState:
+        """A file copy of this state at `path` (a dry run verifies against one)."""
+        copy = TrustState(path)
+        records = self._read()
+        with copy._lock():
+            copy._write(records)
+        return copy
 
     def get(self, name: str) -> TrustRecord | None:
         return self._read().get(name)
@@ -149,7 +183,10 @@ class TrustState:
             self._write(records)
             return True
 
-    def _lock(self) -> FileLock:
+    def _lock(self) -> AbstractContextManager[Any]:
+        rows = self._store()
+        if rows is not None:
+            return rows.locked()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -159,6 +196,9 @@ class TrustState:
         return FileLock(str(self.path) + ".lock")
 
     def _read(self) -> dict[str, TrustRecord]:
+        rows = self._store()
+        if rows is not None:
+            return {row[0]: TrustRecord(*row) for row in rows.read()}
         try:
             raw = read_json(read_regular(self.path, STATE_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
@@ -190,6 +230,15 @@ class TrustState:
         return out
 
     def _write(self, records: dict[str, TrustRecord]) -> None:
+        rows = self._store()
+        if rows is not None:
+            rows.write(
+                [
+                    (r.name, r.owner, r.version, r.content_hash, r.pinned_at)
+                    for r in records.values()
+                ]
+            )
+            return
         body = {"version": 1, "plans": {n: r.to_dict() for n, r in sorted(records.items())}}
         try:
             fd, temp = tempfile.mkstemp(prefix=".trust-", dir=self.path.parent)

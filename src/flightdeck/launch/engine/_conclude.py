@@ -33,7 +33,7 @@ class RunResult:
     error: LaunchError | None = None
     steps: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
-    journal: Path | None = None
+    journal: Path | str | None = None  # its file, or the store URL without its password
     audit: str | None = None
     probes: list[dict[str, Any]] = field(default_factory=list)  # --verify-credentials
     warnings: list[str] = field(default_factory=list)  # e.g. "code not pinned"
@@ -138,6 +138,9 @@ def _status(step_id: str, state: StepState) -> str:
     return "blocked"
 
 
+STORED_OUTPUT_BYTES = 16 * 1024 * 1024
+
+
 def materialize_all(
     plan: FlightPlan,
     state: StepState,
@@ -163,7 +166,11 @@ def materialize_all(
             exc.step = step.id
             raise
         record = {**made.record, "step": step.id}
-        keep = made.content if output.publish_target != "file" else None
+        # A file's content is kept too in a PostgreSQL store, up to a bound:
+        # there the outputs reach any machine (`runs outputs`), not only the
+        # folder of the one that concluded the run.
+        shared = journal.url is not None and made.record["bytes"] <= STORED_OUTPUT_BYTES
+        keep = made.content if output.publish_target != "file" or shared else None
         journal.output(run_id, record, keep)
         router.write(run_id, "launch.output", record)
         records.append(record)

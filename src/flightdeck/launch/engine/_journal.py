@@ -23,13 +23,16 @@ from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.audit import utc_now
-from flightdeck.config import data_dir
+from flightdeck.config import ConfigError, StoreError, data_dir, mask_url, store_url
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._journal_schema import migrate
 from flightdeck.launch.engine._rows import RUN_COLUMNS, RunRow, StepRow, run_row, step_row
+
+if TYPE_CHECKING:
+    from flightdeck.launch.engine._journal_pg import PostgresJournalConnection
 
 JOURNAL_FILE = "runs.sqlite3"
 WAL_CHECKPOINT_PAGES = 10_000  # SQLite's default is 1,000 (see `_open`)
@@ -86,16 +89,32 @@ def _unusable(path: Path, exc: Exception) -> LaunchError:
 _OPEN = frozenset({"running", "pending-approval"})
 
 
+def _configured_url() -> str | None:
+    try:
+        return store_url()
+    except StoreError as exc:
+        raise LaunchError(exc.code, exc.message, hint=exc.hint) from None
+    except ConfigError as exc:
+        raise LaunchError(exc.code, f"{exc.path}: {exc.message}") from None
+
+
 class Journal:
-    """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode. Each
+    """One SQLite file (default `data_dir()/runs.sqlite3`), WAL mode, or the
+    PostgreSQL database `url` names (default: the configured store, see
+    `flightdeck.config._database`; an explicit `path` is always SQLite). Each
     write commits before it returns, except inside `batch()`, whose writes
     commit together when the block ends."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, url: str | None = None) -> None:
+        # Resolved on first use, not here: a command reports a bad URL or an
+        # unreadable config.toml where it reports the journal's other errors.
+        self._url = url
+        self._resolved = url is not None or path is not None
         self.path = path if path is not None else data_dir() / JOURNAL_FILE
         # Re-entrant: `batch()` holds it while the writes inside take it again.
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
+        # sqlite3's, or the PostgreSQL stand-in that speaks the same calls.
+        self._conn: sqlite3.Connection | PostgresJournalConnection | None = None
         # Inside `batch()`: the writes not yet executed, and the block's timestamp.
         self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
         self._stamp: str | None = None
@@ -103,7 +122,29 @@ class Journal:
         # finish in the same block can join it (`step_finished`).
         self._starts: dict[tuple[str, str], int] = {}
 
-    def _db(self) -> sqlite3.Connection:
+    @property
+    def url(self) -> str | None:
+        """The PostgreSQL store's URL, or None for the SQLite file. Raises
+        `LaunchError` (`database.bad_url`, `config.invalid`)."""
+        if not self._resolved:
+            self._url, self._resolved = _configured_url(), True
+        return self._url
+
+    @property
+    def location(self) -> str:
+        """Where the journal is, for people: its file, or its URL without the password."""
+        try:
+            url = self.url
+        except LaunchError:
+            return str(self.path)
+        return str(self.path) if url is None else mask_url(url)
+
+    def _db(self) -> sqlite3.Connection | PostgresJournalConnection:
+        url = self.url
+        if self._conn is None and url is not None:
+            from flightdeck.launch.engine._journal_pg import PostgresJournalConnection
+
+            self._conn = PostgresJournalConnection(url)
         if self._conn is None:
             try:
                 self._conn = self._open()
@@ -162,7 +203,7 @@ class Journal:
                     if self._conn is not None and self._conn.in_transaction:
                         self._conn.execute("COMMIT")
 
-    def _drain(self, conn: sqlite3.Connection) -> None:
+    def _drain(self, conn: sqlite3.Connection | PostgresJournalConnection) -> None:
         """Run the block's buffered writes inside its (now open) transaction."""
         pending, self._pending = self._pending or [], []
         self._starts.clear()
@@ -333,6 +374,19 @@ class Journal:
                 content,
             ),
         )
+
+    def output_contents(self, run_id: str) -> list[dict[str, Any]]:
+        """`outputs`, each with the content the store keeps (None: not kept)."""
+        rows = self._rows(
+            "SELECT name, path, mime_type, sha256, bytes, content FROM outputs WHERE run_id = ?"
+            " ORDER BY rowid",
+            (run_id,),
+        )
+        return [
+            {"name": r[0], "path": r[1], "mime_type": r[2], "sha256": r[3], "bytes": r[4]}
+            | {"content": r[5]}
+            for r in rows
+        ]
 
     def outputs(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._rows(

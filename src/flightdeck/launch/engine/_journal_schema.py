@@ -65,6 +65,63 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
 )
 
+# The same history on PostgreSQL (docs/decisions.md, "One store, two
+# backends"): the same names in the same order, each in PostgreSQL's words.
+# Rows keep their insertion order in `seq` where SQLite has a rowid.
+POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_runs",
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            plan_name TEXT NOT NULL,
+            plan_path TEXT NOT NULL,
+            content_hash TEXT,
+            status TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            launch_time TEXT NOT NULL,
+            inputs TEXT NOT NULL,
+            options TEXT NOT NULL,
+            error TEXT
+        );
+        CREATE INDEX runs_started_at ON runs (started_at);
+        CREATE TABLE steps (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY,
+            run_id TEXT NOT NULL,
+            step_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            result TEXT,
+            error TEXT,
+            approval TEXT,
+            PRIMARY KEY (run_id, step_id)
+        );
+        CREATE TABLE outputs (
+            seq BIGSERIAL,
+            run_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            path TEXT,
+            mime_type TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            bytes BIGINT NOT NULL,
+            content TEXT,
+            PRIMARY KEY (run_id, name)
+        );
+        """,
+    ),
+    (
+        "0002_run_executor",
+        """
+        ALTER TABLE runs ADD COLUMN executor TEXT;
+        ALTER TABLE runs ADD COLUMN cluster TEXT;
+        """,
+    ),
+)
+
 _NAMES = frozenset(name for name, _ in MIGRATIONS)
 
 

@@ -1,15 +1,19 @@
 """What `flightdeck runs show` and `runs list` print: the journal's view of a
 run (steps with timings and status, approvals, outputs) plus its audit
-records, in the same shape as stored."""
+records, in the same shape as stored; and `runs outputs`, which writes a
+run's outputs into a folder from the store, on any machine that reads it."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from flightdeck.audit import AuditReader
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._journal import Journal
+from flightdeck.launch.engine._outputs import confined_path, write_atomic
 
 
 def _duration_ms(start: str | None, end: str | None) -> float | None:
@@ -23,7 +27,7 @@ def _duration_ms(start: str | None, end: str | None) -> float | None:
 def run_report(run_id: str, journal: Journal, audit: AuditReader | None) -> dict[str, Any]:
     row = journal.run(run_id)
     if row is None:
-        raise LaunchError("runs.unknown", f"no run {run_id} in {journal.path}")
+        raise LaunchError("runs.unknown", f"no run {run_id} in {journal.location}")
     steps = []
     for step in journal.steps(run_id):
         entry = step.to_dict()
@@ -55,3 +59,59 @@ def run_list(journal: Journal, limit: int = 50) -> list[dict[str, Any]]:
         }
         for row in journal.runs(limit)
     ]
+
+
+def write_outputs(run_id: str, journal: Journal, out_dir: Path) -> list[dict[str, Any]]:
+    """Write each output of `run_id` under `out_dir`, at its publish path
+    (relative to the run's out dir), from the content the store keeps, else
+    from the file the run published when this machine has it; each checked
+    against its recorded SHA-256. `output.not_in_store` for one this machine
+    can get neither way."""
+    row = journal.run(run_id)
+    if row is None:
+        raise LaunchError("runs.unknown", f"no run {run_id} in {journal.location}")
+    recorded = row.options.get("out_dir")
+    written = []
+    for item in journal.output_contents(run_id):
+        content = item.pop("content")
+        data = content.encode("utf-8") if content is not None else _published(item)
+        if data is None:
+            raise LaunchError(
+                "output.not_in_store",
+                f"output {item['name']!r} of run {run_id} is neither in the store nor here"
+                f" ({item['path']})",
+                hint="outputs published to files are kept in the store only with a PostgreSQL"
+                " store, up to the output size limit; fetch it from the machine that ran it",
+            )
+        if hashlib.sha256(data).hexdigest() != item["sha256"]:
+            raise LaunchError(
+                "output.changed",
+                f"output {item['name']!r} of run {run_id} is not what the run recorded"
+                f" (sha256 {item['sha256'][:16]}…)",
+            )
+        target = confined_path(out_dir, _relative(item, recorded))
+        write_atomic(target, data)
+        written.append({**item, "written": str(target)})
+    return written
+
+
+def _published(item: dict[str, Any]) -> bytes | None:
+    path = item["path"]
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(int(item["bytes"]) + 1)  # one past: a grown file fails the hash
+    except OSError:
+        return None
+
+
+def _relative(item: dict[str, Any], recorded: Any) -> str:
+    """Where an output goes under the new folder: its path under the run's
+    out dir, else its name."""
+    if item["path"] and isinstance(recorded, str):
+        try:
+            return Path(item["path"]).relative_to(recorded).as_posix()
+        except ValueError:
+            pass
+    return str(item["name"])
