@@ -39,6 +39,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._pins import frozen_workspace
     from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._probe import ProbeResult
+    from flightdeck.launch.compose._composer import FeatureComposer
     from flightdeck.launch._setup import (
         code_resolver,
         configured_runtime,
@@ -132,6 +133,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StepServices": ("flightdeck.launch.core._services", "StepServices"),
     "provider_from_settings": ("flightdeck.launch.core._services", "provider_from_settings"),
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
+    "FeatureComposer": ("flightdeck.launch.compose._composer", "FeatureComposer"),
     "check_actions": ("flightdeck.launch._preflight", "check_actions"),
     "DryRun": ("flightdeck.launch._dryrun", "DryRun"),
     "dry_run": ("flightdeck.launch._dryrun", "dry_run"),
@@ -167,6 +169,7 @@ __all__ = [
     "EgressDenied",
     "EgressPolicy",
     "Executor",
+    "FeatureComposer",
     "HandlerInvoker",
     "ImageCache",
     "Journal",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -42,6 +43,13 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
     is_flag=True,
     help="Do not pin driver code (the drivers are not on this machine); launch warns.",
 )
+@click.option(
+    "--catalog",
+    "catalog_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A tool catalog file: environment.tools are composed from its Features into one"
+    " image. Default: [catalog] file in the workspace's flightdeck.toml, if set.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def freeze(
     path: Path,
@@ -52,6 +60,7 @@ def freeze(
     passphrase_fd: int | None,
     workspace: Path | None,
     unpinned: bool,
+    catalog_file: Path | None,
     fmt: str,
 ) -> None:
     """Freeze a SKILL.md: lint, resolve the environment image to a digest and
@@ -65,6 +74,7 @@ def freeze(
       flightdeck freeze SKILL.md --signing-key ~/.keys/flightdeck.key --version 1.0.0
       flightdeck freeze SKILL.md --publisher github://acme/plans --version 1.1.0
       flightdeck freeze plans/digest/SKILL.md --workspace ~/work/metrics --version 1.2.0
+      flightdeck freeze SKILL.md --catalog tools.catalog.json --version 1.0.0
     """
     try:
         passphrase = passphrase_source(passphrase_fd)
@@ -74,6 +84,7 @@ def freeze(
 
     resolver = OciResolver(insecure_hosts=frozenset(insecure))
     try:
+        tools, composer = _composition(path, workspace, catalog_file, frozenset(insecure))
         outcome = freeze_plan(
             path,
             signing_key=signing_key,
@@ -82,6 +93,8 @@ def freeze(
             resolver=resolver,
             passphrase=passphrase,
             code=None if unpinned else code_resolver(_workspace(path, workspace)),
+            tools=tools,
+            composer=composer,
         )
     except (FlightPlanError, LaunchError) as exc:  # LaunchError: a bad flightdeck.toml
         fail(exc, fmt)
@@ -95,6 +108,11 @@ def freeze(
     label = f"@{entry.version}" if entry.version else ""
     click.echo(f"{entry.name}{label} {state}: {entry.content_hash}")
     click.echo(f"  stored at {entry.path}")
+    for image in outcome.frozen.lock.get("resolvedImages", []):
+        if image.get("features"):
+            click.echo(f"  composed image {image['digest']} ({image['localTag']})")
+            for feature in image["features"]:
+                click.echo(f"    {feature['tool']}@{feature['version']}: {feature['feature']}")
     for pin in outcome.frozen.code_pins:
         click.echo(f"  code of {pin.driver} pinned: {pin.digest} ({pin.location})")
     if unpinned:
@@ -109,6 +127,32 @@ def freeze(
         click.echo(click.style(text, fg="yellow"), err=True)
         if warning["hint"]:
             click.echo(f"hint: {warning['hint']}", err=True)
+
+
+def _composition(
+    plan: Path, workspace: Path | None, given: Path | None, insecure: frozenset[str]
+) -> tuple[Any, Any]:
+    """The catalog file (--catalog, else `[catalog] file` of the workspace's
+    configuration, relative to the workspace) and the composer; (None, None)
+    when there is none, and tools are checked on the host as before."""
+    from flightdeck.config import ConfigError, load_config
+    from flightdeck.flightplan import load_feature_catalog
+    from flightdeck.launch import FeatureComposer, LaunchError
+    from flightdeck.launch.image._pull_limits import configured_limits
+
+    root = _workspace(plan, workspace)
+    if given is None:
+        try:
+            named = load_config(root).get("catalog.file")
+        except ConfigError as exc:
+            raise LaunchError(exc.code, str(exc)) from None
+        if named is None:
+            return None, None
+        if not isinstance(named, str) or not named:
+            raise LaunchError("config.invalid", "[catalog] file must be a path")
+        given = root / named
+    catalog = load_feature_catalog(given)
+    return catalog, FeatureComposer(insecure_hosts=insecure, limits=configured_limits(root))
 
 
 def _workspace(plan: Path, given: Path | None) -> Path:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,12 +98,20 @@ class ImageCache:
     ) -> CachedImage:
         from filelock import FileLock
 
+        from flightdeck.flightplan import COMPOSED_REPOSITORY
         from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs, pull
 
         folder.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(folder) + ".lock"):
             if (folder / "ready.json").is_file():
                 return self.verify(pinned)
+            if pinned.startswith(COMPOSED_REPOSITORY + "@"):
+                raise LaunchError(
+                    "image.composed_missing",
+                    f"the composed image {pinned} is not in this machine's image cache",
+                    hint="freeze the plan again here with the same catalog: composition is"
+                    " reproducible and gives the same digest",
+                )
             limits = limits or configured_limits(None)
             building = Path(tempfile.mkdtemp(prefix=".pull-", dir=folder.parent))
             try:
@@ -125,6 +134,52 @@ class ImageCache:
             finally:
                 with contextlib.suppress(OSError):
                     remove_path(building)  # however deep a refused layer nested it
+        return CachedImage(pinned, folder, str(ready["tree"]), tuple(dropped), pulled=True)
+
+    def put(
+        self,
+        pinned: str,
+        manifest: bytes,
+        blobs: Mapping[str, Path],
+        limits: PullLimits | None = None,
+    ) -> CachedImage:
+        """Store an image made on this machine (a composed one): the manifest
+        the pin's digest names, each blob copied from the file `blobs` maps
+        its digest to, and the rootfs unpacked from the layers exactly as a
+        pulled image's is. An image already stored is verified instead."""
+        from filelock import FileLock
+
+        from flightdeck.launch.image._pull import LAYER_TYPES, check_blob, manifest_blobs
+
+        folder = self.folder(pinned)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(folder) + ".lock"):
+            if (folder / "ready.json").is_file():
+                return self.verify(pinned)
+            building = Path(tempfile.mkdtemp(prefix=".compose-", dir=folder.parent))
+            try:
+                (building / "blobs").mkdir()
+                for name in ("pinned.json", "manifest.json"):
+                    (building / name).write_bytes(manifest)
+                config, layers = manifest_blobs(manifest, pinned)
+                for blob in (config, *layers):
+                    target = building / "blobs" / blob.hex
+                    shutil.copyfile(blobs[blob.digest], target)
+                    check_blob(target, blob, pinned)
+                files = [(building / "blobs" / b.hex, LAYER_TYPES[b.media_type]) for b in layers]
+                dropped = unpack(files, building / "rootfs", limits or configured_limits(None))
+                ready = {
+                    "pinned": pinned,
+                    "tree": tree_digest(building / "rootfs"),
+                    "dropped": dropped,
+                    "pulled_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "composed": True,
+                }
+                (building / "ready.json").write_text(json.dumps(ready, indent=2), "utf-8")
+                building.rename(folder)
+            finally:
+                with contextlib.suppress(OSError):
+                    remove_path(building)
         return CachedImage(pinned, folder, str(ready["tree"]), tuple(dropped), pulled=True)
 
     def verify(self, pinned: str) -> CachedImage:
