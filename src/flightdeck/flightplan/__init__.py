@@ -40,12 +40,12 @@ if _typing.TYPE_CHECKING:
         catalog,
         resolve_version,
     )
-    from flightdeck.flightplan.model._graph import StepGraph, format_cycle
     from flightdeck.flightplan.model._features import (
         FeatureCatalog,
         FeaturePin,
         load_feature_catalog,
     )
+    from flightdeck.flightplan.model._graph import StepGraph, format_cycle
     from flightdeck.flightplan.model._lock import (
         COMPOSED_REPOSITORY,
         CodePin,
@@ -166,8 +166,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 
 __all__ = [
-    "ActionRequirement",
     "COMPOSED_REPOSITORY",
+    "ActionRequirement",
     "Binding",
     "CatalogTool",
     "CoSignOutcome",

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from flightdeck.documents import locate
+from flightdeck.documents import Diagnostic, locate
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._load import PlanLoad
 from flightdeck.flightplan.lint._lint_environment import CATALOG_CODES, tools
-from flightdeck.flightplan.model._catalog import parse_tool_ref
+from flightdeck.flightplan.model._catalog import CatalogTool, parse_tool_ref
 from flightdeck.flightplan.model._features import FeatureCatalog, FeaturePin
 from flightdeck.flightplan.model._lock import (
     COMPOSED_TAG,
@@ -60,6 +60,20 @@ def with_catalog(load: PlanLoad, catalog: FeatureCatalog) -> PlanLoad:
     file = str(load.document.path) if load.document.path is not None else None
     located = locate(list(fresh), file, load.document.source_map)
     return replace(load, diagnostics=tuple(kept) + tuple(located))
+
+
+def composed_problems(plan: FlightPlan, diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """For a plan whose signed lock pins a composed image, its tool
+    diagnostics judged against the Features the lock recorded (the catalog
+    file need not be on the machine that verifies); otherwise unchanged."""
+    features = (
+        [f for image in plan.lock.resolved_images for f in image.features] if plan.lock else []
+    )
+    if not features:
+        return list(diagnostics)
+    known = {f.tool: CatalogTool(f.tool, f.programs, (f.version,)) for f in features}
+    kept = [d for d in diagnostics if d.code not in CATALOG_CODES]
+    return [*kept, *tools(plan, known, composed=True)]
 
 
 def feature_pins(plan: FlightPlan, catalog: FeatureCatalog) -> list[FeaturePin]:
@@ -123,4 +137,11 @@ def compose_environment(
     return (resolved,), caps
 
 
-__all__ = ["ComposedImage", "ImageComposer", "compose_environment", "feature_pins", "with_catalog"]
+__all__ = [
+    "ComposedImage",
+    "ImageComposer",
+    "compose_environment",
+    "composed_problems",
+    "feature_pins",
+    "with_catalog",
+]

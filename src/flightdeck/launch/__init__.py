@@ -39,13 +39,13 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._pins import frozen_workspace
     from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._probe import ProbeResult
-    from flightdeck.launch.compose._composer import FeatureComposer
     from flightdeck.launch._setup import (
         code_resolver,
         configured_runtime,
         configured_settings,
         configured_temporal,
     )
+    from flightdeck.launch.compose._composer import FeatureComposer
     from flightdeck.launch.core._errors import LaunchError
     from flightdeck.launch.core._invoker import (
         ActionCall,

@@ -9,7 +9,6 @@ from typing import Any
 
 from flightdeck.flightplan.model._values import _list, _map, _str, _strs
 
-
 # A composed image exists in the image cache of the machine that froze it
 # (or composes it again, to the same digest), never in a registry under this
 # name: launch refuses to pull it (`image.composed_missing`).

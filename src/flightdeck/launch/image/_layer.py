@@ -97,35 +97,37 @@ def check(after: Snapshot, changes: Changes) -> None:
         kind, _, _, _, _, _, target = after[path]
         if kind not in _KINDS:
             raise Refused("unsafe_change", f"/{path} is a device node, fifo or socket")
-        if kind == stat.S_IFLNK and not target.startswith("/"):
-            if climbs_out(path.rpartition("/")[0], target):
-                raise Refused("unsafe_change", f"/{path} -> {target} points outside the image")
+        relative = kind == stat.S_IFLNK and not target.startswith("/")
+        if relative and climbs_out(path.rpartition("/")[0], target):
+            raise Refused("unsafe_change", f"/{path} -> {target} points outside the image")
 
 
 def write_layer(rootfs: Path, changes: Changes, out: Path) -> tuple[str, int]:
     """Write the layer of `changes` (already `check`ed) to `out`; its sha256
     digest and size (the layer is not compressed, so its digest is also its
     diff id)."""
-    with out.open("wb") as handle:
-        with tarfile.open(fileobj=handle, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            for entry in walk(rootfs, max_depth=MAX_DEPTH):
-                if entry.relative not in changes.written:
-                    continue
-                info = _member(entry.relative, entry.info)
-                if info.type == tarfile.SYMTYPE:
-                    info.linkname = os.readlink(entry.name, dir_fd=entry.parent_fd)
-                    tar.addfile(info)
-                elif info.type == tarfile.REGTYPE:
-                    fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.parent_fd)
-                    with os.fdopen(fd, "rb") as data:
-                        info.size = os.fstat(data.fileno()).st_size
-                        tar.addfile(info, data)
-                else:
-                    tar.addfile(info)
-            for path in changes.removed:
-                folder, _, name = path.rpartition("/")
-                whiteout = f"{folder}/.wh.{name}" if folder else f".wh.{name}"
-                tar.addfile(_member(whiteout, None))
+    with (
+        out.open("wb") as handle,
+        tarfile.open(fileobj=handle, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for entry in walk(rootfs, max_depth=MAX_DEPTH):
+            if entry.relative not in changes.written:
+                continue
+            info = _member(entry.relative, entry.info)
+            if info.type == tarfile.SYMTYPE:
+                info.linkname = os.readlink(entry.name, dir_fd=entry.parent_fd)
+                tar.addfile(info)
+            elif info.type == tarfile.REGTYPE:
+                fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.parent_fd)
+                with os.fdopen(fd, "rb") as data:
+                    info.size = os.fstat(data.fileno()).st_size
+                    tar.addfile(info, data)
+            else:
+                tar.addfile(info)
+        for path in changes.removed:
+            folder, _, name = path.rpartition("/")
+            whiteout = f"{folder}/.wh.{name}" if folder else f".wh.{name}"
+            tar.addfile(_member(whiteout, None))
     digest = hashlib.sha256()
     with out.open("rb") as handle:
         while chunk := handle.read(1 << 20):
