@@ -166,9 +166,9 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 
 __all__ = [
-    "COMPOSED_REPOSITORY",
     "ActionRequirement",
     "Binding",
+    "COMPOSED_REPOSITORY",
     "CatalogTool",
     "CoSignOutcome",
     "CodePin",
