@@ -23,7 +23,7 @@ from flightdeck._lazy import LazyNames as _LazyNames
 # underscore so the public names stay exactly `__all__`.
 if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
-    from flightdeck.flightplan._environment import ComposedImage, ImageComposer
+    from flightdeck.flightplan._environment import ComposedImage, ImageComposer, with_catalog
     from flightdeck.flightplan._errors import FlightPlanError
     from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
     from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
@@ -47,7 +47,6 @@ if _typing.TYPE_CHECKING:
     )
     from flightdeck.flightplan.model._graph import StepGraph, format_cycle
     from flightdeck.flightplan.model._lock import (
-        COMPOSED_REPOSITORY,
         CodePin,
         ComposedFeature,
         Lock,
@@ -87,10 +86,10 @@ if _typing.TYPE_CHECKING:
     from flightdeck.flightplan.store._store import SkillStore, StoredVersion
 
 _LAZY: dict[str, tuple[str, str]] = {
-    "COMPOSED_REPOSITORY": ("flightdeck.flightplan.model._lock", "COMPOSED_REPOSITORY"),
     "ComposedFeature": ("flightdeck.flightplan.model._lock", "ComposedFeature"),
     "ComposedImage": ("flightdeck.flightplan._environment", "ComposedImage"),
     "ImageComposer": ("flightdeck.flightplan._environment", "ImageComposer"),
+    "with_catalog": ("flightdeck.flightplan._environment", "with_catalog"),
     "FeatureCatalog": ("flightdeck.flightplan.model._features", "FeatureCatalog"),
     "FeaturePin": ("flightdeck.flightplan.model._features", "FeaturePin"),
     "load_feature_catalog": ("flightdeck.flightplan.model._features", "load_feature_catalog"),
@@ -168,7 +167,6 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = [
     "ActionRequirement",
     "Binding",
-    "COMPOSED_REPOSITORY",
     "CatalogTool",
     "CoSignOutcome",
     "CodePin",
@@ -241,6 +239,7 @@ __all__ = [
     "scan_tokens",
     "substitute_inputs",
     "verify_plan",
+    "with_catalog",
 ]
 
 

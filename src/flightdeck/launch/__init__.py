@@ -40,6 +40,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._setup import (
+        catalog_composer,
         code_resolver,
         configured_runtime,
         configured_settings,
@@ -133,6 +134,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StepServices": ("flightdeck.launch.core._services", "StepServices"),
     "provider_from_settings": ("flightdeck.launch.core._services", "provider_from_settings"),
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
+    "catalog_composer": ("flightdeck.launch._setup", "catalog_composer"),
     "FeatureComposer": ("flightdeck.launch.compose._composer", "FeatureComposer"),
     "check_actions": ("flightdeck.launch._preflight", "check_actions"),
     "DryRun": ("flightdeck.launch._dryrun", "DryRun"),
@@ -194,6 +196,7 @@ __all__ = [
     "TemporalSettings",
     "TransformContext",
     "bwrap_path",
+    "catalog_composer",
     "check_actions",
     "code_resolver",
     "configured_runtime",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -80,11 +79,12 @@ def freeze(
         passphrase = passphrase_source(passphrase_fd)
     except FlightPlanError as exc:
         fail(exc, fmt)
-    from flightdeck.launch import LaunchError, code_resolver
+    from flightdeck.launch import LaunchError, catalog_composer, code_resolver
 
     resolver = OciResolver(insecure_hosts=frozenset(insecure))
     try:
-        tools, composer = _composition(path, workspace, catalog_file, frozenset(insecure))
+        root = _workspace(path, workspace)
+        tools, composer = catalog_composer(root, catalog_file, frozenset(insecure))
         outcome = freeze_plan(
             path,
             signing_key=signing_key,
@@ -92,7 +92,7 @@ def freeze(
             version=version,
             resolver=resolver,
             passphrase=passphrase,
-            code=None if unpinned else code_resolver(_workspace(path, workspace)),
+            code=None if unpinned else code_resolver(root),
             tools=tools,
             composer=composer,
         )
@@ -127,32 +127,6 @@ def freeze(
         click.echo(click.style(text, fg="yellow"), err=True)
         if warning["hint"]:
             click.echo(f"hint: {warning['hint']}", err=True)
-
-
-def _composition(
-    plan: Path, workspace: Path | None, given: Path | None, insecure: frozenset[str]
-) -> tuple[Any, Any]:
-    """The catalog file (--catalog, else `[catalog] file` of the workspace's
-    configuration, relative to the workspace) and the composer; (None, None)
-    when there is none, and tools are checked on the host as before."""
-    from flightdeck.config import ConfigError, load_config
-    from flightdeck.flightplan import load_feature_catalog
-    from flightdeck.launch import FeatureComposer, LaunchError
-    from flightdeck.launch.image._pull_limits import configured_limits
-
-    root = _workspace(plan, workspace)
-    if given is None:
-        try:
-            named = load_config(root).get("catalog.file")
-        except ConfigError as exc:
-            raise LaunchError(exc.code, str(exc)) from None
-        if named is None:
-            return None, None
-        if not isinstance(named, str) or not named:
-            raise LaunchError("config.invalid", "[catalog] file must be a path")
-        given = root / named
-    catalog = load_feature_catalog(given)
-    return catalog, FeatureComposer(insecure_hosts=insecure, limits=configured_limits(root))
 
 
 def _workspace(plan: Path, given: Path | None) -> Path:

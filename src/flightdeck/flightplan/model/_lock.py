@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from flightdeck.flightplan.model._values import _list, _map, _str, _strs
 
@@ -46,6 +46,8 @@ class ComposedFeature:
 
 @dataclass(frozen=True)
 class ResolvedImage:
+    COMPOSED_REPOSITORY: ClassVar[str] = COMPOSED_REPOSITORY
+
     ref: str  # the image as `environment.image` names it
     # Aileron's form, a bare `sha256:<hex>` (what freeze writes); locks
     # frozen before hold `<name>@sha256:<hex>`, still read.

@@ -23,12 +23,12 @@ from typing import Any
 
 from flightdeck._json import read_json
 from flightdeck.flightplan import (
-    COMPOSED_REPOSITORY,
     ComposedFeature,
     ComposedImage,
     FeaturePin,
     FlightPlanError,
     OciResolver,
+    ResolvedImage,
     parse_image_ref,
 )
 from flightdeck.guard import bwrap_path
@@ -120,7 +120,7 @@ class FeatureComposer:
             read_json(manifest.read_bytes()), config_bytes, made, base
         )
         digest = sha256(manifest_bytes)
-        pinned = f"{COMPOSED_REPOSITORY}@{digest}"
+        pinned = f"{ResolvedImage.COMPOSED_REPOSITORY}@{digest}"
         await asyncio.to_thread(self.cache.put, pinned, manifest_bytes, blobs, self.limits)
         self._spent("package", started)
         return ComposedImage(digest, tuple(applied))

@@ -98,14 +98,14 @@ class ImageCache:
     ) -> CachedImage:
         from filelock import FileLock
 
-        from flightdeck.flightplan import COMPOSED_REPOSITORY
+        from flightdeck.flightplan import ResolvedImage
         from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs, pull
 
         folder.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(folder) + ".lock"):
             if (folder / "ready.json").is_file():
                 return self.verify(pinned)
-            if pinned.startswith(COMPOSED_REPOSITORY + "@"):
+            if pinned.startswith(ResolvedImage.COMPOSED_REPOSITORY + "@"):
                 raise LaunchError(
                     "image.composed_missing",
                     f"the composed image {pinned} is not in this machine's image cache",

@@ -129,8 +129,8 @@ def write_layer(rootfs: Path, changes: Changes, out: Path) -> tuple[str, int]:
             whiteout = f"{folder}/.wh.{name}" if folder else f".wh.{name}"
             tar.addfile(_member(whiteout, None))
     digest = hashlib.sha256()
-    with out.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
+    with out.open("rb") as written:
+        while chunk := written.read(1 << 20):
             digest.update(chunk)
     return "sha256:" + digest.hexdigest(), out.stat().st_size
 
