@@ -271,3 +271,94 @@ def test_the_catalog_file_is_checked(tmp_path: Path) -> None:
     with pytest.raises(FlightPlanError) as missing:
         load_feature_catalog(tmp_path / "absent.json")
     assert missing.value.code == "catalog.unreadable"
+
+
+def _cli(*args: str) -> Any:
+    from click.testing import CliRunner
+
+    from flightdeck.cli._main import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_catalog_add_pins_by_digest_then_list_and_show(registry: Registry, tmp_path: Path) -> None:
+    catalog = tmp_path / "tools.catalog.json"
+    ref = registry.feature("greet", _features.greet_feature(), tag="2.0.1")
+    tagged = ref.partition("@")[0]
+    added = _cli(
+        "catalog",
+        "add",
+        "greet",
+        "2.0.1",
+        tagged,
+        "--option",
+        "greeting=yo",
+        "--runner-base",
+        registry.base.partition("@")[0],
+        "--catalog",
+        str(catalog),
+        "--format",
+        "json",
+    )
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.output)["feature"] == ref  # the tag and the digest it names
+    loaded = load_feature_catalog(catalog)
+    assert loaded.runner_base == registry.base
+    assert dict(loaded.tools["greet"]["2.0.1"].options) == {"greeting": "yo"}
+
+    listed = _cli("catalog", "list", "--catalog", str(catalog), "--format", "json")
+    assert json.loads(listed.output)["tools"]["greet"]["programs"] == ["greet"]
+    shown = _cli("catalog", "show", "greet", "--catalog", str(catalog))
+    assert f"2.0.1: {ref}  [greeting=yo]" in shown.output
+
+    # A Feature composition would refuse never enters the catalog.
+    bad = _cli(
+        "catalog",
+        "add",
+        "greet",
+        "2.0.2",
+        tagged,
+        "--option",
+        "colour=red",
+        "--catalog",
+        str(catalog),
+    )
+    assert bad.exit_code == 1 and "[compose.bad_option]" in bad.output
+    again = _cli(
+        "catalog",
+        "add",
+        "greet",
+        "2.0.1",
+        f"{registry.address}/features/hello:1",
+        "--catalog",
+        str(catalog),
+    )
+    assert again.exit_code == 1 and "[catalog.version_exists]" in again.output
+    assert set(load_feature_catalog(catalog).tools["greet"]) == {"2.0.1"}
+    missing = _cli("catalog", "show", "nope", "--catalog", str(catalog))
+    assert missing.exit_code == 1 and "[catalog.unknown_tool]" in missing.output
+
+
+def test_a_moved_base_tag_is_refused(registry: Registry, tmp_path: Path) -> None:
+    first = _image.push(registry.address, "flightdeck/runner", "moving", _features.runner_layers())
+    layers = [*_features.runner_layers(), (_image.layer([("etc/extra", "file", "x\n")]), False)]
+    _image.push(registry.address, "flightdeck/runner", "moving", layers)
+    catalog = _catalog(registry, tmp_path)
+    data = json.loads(catalog.read_text())
+    data["runnerBase"] = f"{registry.address}/flightdeck/runner:moving@{first}"
+    catalog.write_text(json.dumps(data))
+    plan = _plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path)
+    with pytest.raises(LaunchError) as caught:
+        _freeze(plan, catalog, tmp_path / "keys")
+    assert caught.value.code == "compose.base_tag_moved"
+
+
+def test_a_composed_pin_missing_from_the_cache_is_not_pulled(
+    harness: Harness, registry: Registry, tmp_path: Path
+) -> None:
+    catalog = _catalog(registry, tmp_path)
+    _freeze(_plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path), catalog, tmp_path / "keys")
+    ImageCache().prune()
+    result = harness.run("composed-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
+    assert result.status == "failed" and result.error is not None
+    assert result.error.code == "image.composed_missing", result.error

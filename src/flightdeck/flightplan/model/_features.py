@@ -28,6 +28,8 @@ file and the key.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -177,4 +179,68 @@ def _pin(
     return FeaturePin(name, version, version, feature, frozen, programs)
 
 
-__all__ = ["FeatureCatalog", "FeaturePin", "load_feature_catalog", "parse_feature_catalog"]
+def catalog_to_data(catalog: FeatureCatalog) -> dict[str, Any]:
+    """The catalog as its file holds it (what `catalog list --format json`
+    shows and `add_feature` writes)."""
+    tools: dict[str, Any] = {}
+    for name, versions in sorted(catalog.tools.items()):
+        entries: dict[str, Any] = {}
+        for version in sorted(versions, key=_key):
+            pin = versions[version]
+            entries[version] = {"feature": pin.feature}
+            if pin.options:
+                entries[version]["options"] = dict(pin.options)
+        tools[name] = {"programs": list(catalog.programs[name]), "versions": entries}
+    data: dict[str, Any] = {"catalogVersion": 1}
+    if catalog.runner_base is not None:
+        data["runnerBase"] = catalog.runner_base
+    data["tools"] = tools
+    return data
+
+
+def add_feature(
+    path: Path,
+    pin: FeaturePin,
+    *,
+    runner_base: str | None = None,
+) -> FeatureCatalog:
+    """Add `pin` (a Feature pinned by digest) to the catalog file at `path`,
+    creating it when missing; written whole and renamed into place. A
+    version already there with another Feature is `catalog.version_exists`."""
+    if path.exists():
+        catalog = load_feature_catalog(path)
+        data = catalog_to_data(catalog)
+    else:
+        data = {"catalogVersion": 1, "tools": {}}
+    if runner_base is not None:
+        data["runnerBase"] = runner_base
+    tool = data["tools"].setdefault(pin.tool, {"programs": [pin.tool], "versions": {}})
+    if pin.programs:
+        tool["programs"] = list(pin.programs)
+    entry: dict[str, Any] = {"feature": pin.feature}
+    if pin.options:
+        entry["options"] = dict(pin.options)
+    known = tool["versions"].get(pin.version)
+    if known is not None and known != entry:
+        raise FlightPlanError(
+            "catalog.version_exists",
+            f"{path}: {pin.tool} {pin.version} is already {known['feature']}",
+            where=str(path),
+            hint="a catalog version names one Feature for good; add a new version",
+        )
+    tool["versions"][pin.version] = entry
+    checked = parse_feature_catalog(data, path)  # what is written must read back
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(catalog_to_data(checked), indent=2) + "\n", "utf-8")
+    os.replace(temp, path)
+    return checked
+
+
+__all__ = [
+    "FeatureCatalog",
+    "FeaturePin",
+    "add_feature",
+    "catalog_to_data",
+    "load_feature_catalog",
+    "parse_feature_catalog",
+]
