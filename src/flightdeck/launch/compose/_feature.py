@@ -126,7 +126,7 @@ def _read_metadata(folder: Path, pin: FeaturePin) -> tuple[dict[str, str], dict[
         ) from None
     if not stat.S_ISREG(install.st_mode) or not isinstance(data, dict):
         raise LaunchError("compose.bad_feature", f"{what}: install.sh or {METADATA} is malformed")
-    declared = data.get("options") or {}
+    declared = data.get("options", {})
     if not isinstance(declared, dict):
         raise LaunchError("compose.bad_feature", f"{what}: options is not an object")
     unknown = sorted(set(pin.options) - set(declared))
@@ -143,7 +143,7 @@ def _read_metadata(folder: Path, pin: FeaturePin) -> tuple[dict[str, str], dict[
         if value is None:
             continue
         env[option_variable(option)] = str(value).lower() if isinstance(value, bool) else str(value)
-    container = data.get("containerEnv") or {}
+    container = data.get("containerEnv", {})
     if not isinstance(container, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in container.items()
     ):
