@@ -31,7 +31,7 @@ GOOD: dict[str, Any] = {
 
 
 def _with(change: Any) -> dict[str, Any]:
-    data = json.loads(json.dumps(GOOD))
+    data: dict[str, Any] = json.loads(json.dumps(GOOD))
     change(data)
     return data
 
@@ -100,7 +100,10 @@ def test_files_too_large_or_not_json(tmp_path: Path) -> None:
 def _plan(tmp_path: Path, tools: list[str], command: str = "hello") -> Path:
     path = tmp_path / "SKILL.md"
     step = {"id": "s", "kind": "tool", "command": [command], "outputs": ["files"]}
-    block = {"schemaVersion": "aileron.flightplan.v1", "environment": {"tools": tools}}
+    block: dict[str, Any] = {
+        "schemaVersion": "aileron.flightplan.v1",
+        "environment": {"tools": tools},
+    }
     block.update(inputs=[], outputs=[], steps=[step])
     path.write_text(f"---\nname: p\ndescription: d\naileron: {json.dumps(block)}\n---\n# P\n")
     return path

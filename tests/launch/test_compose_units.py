@@ -32,7 +32,7 @@ def _tree(root: Path) -> Path:
     return root
 
 
-def _members(layer: Path) -> list[tuple[str, int, int, int, str]]:
+def _members(layer: Path) -> list[tuple[str, float, int, int, str]]:
     with tarfile.open(layer) as tar:
         return [(m.name, m.mtime, m.uid, m.mode, m.uname) for m in tar.getmembers()]
 
