@@ -362,3 +362,40 @@ def test_a_composed_pin_missing_from_the_cache_is_not_pulled(
     result = harness.run("composed-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
     assert result.status == "failed" and result.error is not None
     assert result.error.code == "image.composed_missing", result.error
+
+
+def test_the_commands_freeze_and_dry_run_a_composed_plan(
+    registry: Registry, tmp_path: Path, fd_home: Path
+) -> None:
+    from tests.cli._run import run
+
+    catalog = _catalog(registry, tmp_path)
+    plan = _plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path)
+    assert run("keys", "generate", "--out", str(tmp_path / "keys")).returncode == 0
+    lint = run("lint", "--catalog", str(catalog), str(plan))
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    frozen = run(
+        "freeze",
+        str(plan),
+        "--catalog",
+        str(catalog),
+        "--version",
+        "1.0.0",
+        "--signing-key",
+        str(tmp_path / "keys" / "flightdeck.key"),
+        cwd=tmp_path,
+    )
+    assert frozen.returncode == 0, frozen.stderr
+    assert "  composed image sha256:" in frozen.stdout
+    assert f"    hello@1.2.0: {registry.address}/features/hello@sha256:" in frozen.stdout
+    shown = run("launch", "composed-plan@1.0.0", "--dry-run", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    image = json.loads(shown.stdout)["image"]
+    assert image["pinned"].startswith("flightdeck.local/composed@sha256:")
+    assert [(f["tool"], f["version"]) for f in image["features"]] == [
+        ("greet", "2.0.1"),
+        ("hello", "1.2.0"),
+    ]
+    text = run("launch", "composed-plan@1.0.0", "--dry-run", cwd=tmp_path)
+    assert f"  image: {image['pinned']}" in text.stdout
+    assert f"    composed from {registry.base}+tools(greet@2.0.1,hello@1.2.0)" in text.stdout

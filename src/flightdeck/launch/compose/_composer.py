@@ -47,7 +47,10 @@ from flightdeck.launch.image._unpack import unpack
 
 class FeatureComposer:
     """Composes Features onto a base, offline but for the registry pulls.
-    `timings` keeps the last composition's phases in seconds (the bench)."""
+    `timings` keeps the last composition's phases in seconds (the bench):
+    `fetch` (the base and the Features), `install` (the install.sh runs),
+    `layers` (snapshots, diffs, layer files), `store` (config, manifest,
+    the image cache with its unpacked rootfs)."""
 
     def __init__(
         self,
@@ -74,7 +77,7 @@ class FeatureComposer:
                 "composing catalog tools needs a working bubblewrap to run install.sh",
                 hint="apt-get install -y bubblewrap",
             )
-        self.timings = {"fetch": 0.0, "install": 0.0, "package": 0.0}
+        self.timings = {"fetch": 0.0, "install": 0.0, "layers": 0.0, "store": 0.0}
         work = Path(tempfile.mkdtemp(prefix="fd-compose-"))
         try:
             return asyncio.run(self._compose(bwrap, base, features, work))
@@ -100,12 +103,12 @@ class FeatureComposer:
         for number, pin in enumerate(pins):
             feature = await self._timed("fetch", self._fetch, pin, work / f"feature-{number}")
             what = f"{pin.tool}@{pin.version}"
-            before = await self._timed("package", snapshot, tree)
+            before = await self._timed("layers", snapshot, tree)
             env = {**container_env, **feature.env}
             started = time.perf_counter()
             await run_install(bwrap, tree, feature.folder, env, what=what, timeout=self.timeout)
             self._spent("install", started)
-            layer = await self._timed("package", self._layer, tree, before, work, number, what)
+            layer = await self._timed("layers", self._layer, tree, before, work, number, what)
             made.append(
                 NewLayer(layer[0], layer[1], f"flightdeck compose: {what} {feature.pinned}")
             )
@@ -122,7 +125,7 @@ class FeatureComposer:
         digest = sha256(manifest_bytes)
         pinned = f"{ResolvedImage.COMPOSED_REPOSITORY}@{digest}"
         await asyncio.to_thread(self.cache.put, pinned, manifest_bytes, blobs, self.limits)
-        self._spent("package", started)
+        self._spent("store", started)
         return ComposedImage(digest, tuple(applied))
 
     def _base(self, base: str) -> CachedImage:

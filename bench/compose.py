@@ -1,0 +1,167 @@
+"""Benchmark: composing a base with two Features, paired against umoci.
+
+Run: .venv/bin/python bench/compose.py [PAIRS]
+Needs Debian's docker-registry, busybox-static, bubblewrap and umoci.
+
+The base is static busybox plus 3,000 files of 8 KiB (one layer, ~24 MiB);
+each Feature bundles a 4 MiB file and makes 400 small ones with its
+install.sh. flightdeck composes them (`FeatureComposer`, a fresh image cache
+each round) and reports its phases apart: fetching the base and the
+Features, the install.sh runs, the layers (snapshots, diffs, tar files) and
+the store (config, manifest, the cache with its unpacked, hashed rootfs).
+umoci gets the same prepared layers (the ones flightdeck made) and inserts
+them into the same base as an OCI layout (`umoci raw add-layer`, which also
+compresses them), pair by pair with flightdeck's packaging (layers + store);
+`umoci unpack` of the result is timed too, since flightdeck's store unpacks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+
+from bench._paired import paired  # noqa: E402
+from flightdeck.flightplan import FeaturePin  # noqa: E402
+from flightdeck.launch import FeatureComposer  # noqa: E402
+from flightdeck.launch.image._cache import ImageCache  # noqa: E402
+from tests.flightplan import _registry  # noqa: E402
+from tests.launch import _features, _image  # noqa: E402
+
+INSTALL = """#!/bin/sh
+set -e
+mkdir -p /opt/{name}
+cp big.bin /opt/{name}/big.bin
+i=0
+while [ $i -lt 400 ]; do echo "{name} $i" > /opt/{name}/f$i; i=$((i+1)); done
+"""
+
+
+def base_layers() -> list[tuple[bytes, bool]]:
+    files = [(f"usr/share/data/d{i // 100}/f{i}", "file", os.urandom(8192)) for i in range(3000)]
+    dirs = [(f"usr/share/data/d{i}", "dir", b"") for i in range(30)]
+    extra = _image.layer([("usr/share", "dir", b""), ("usr/share/data", "dir", b""), *dirs, *files])
+    return [*_features.runner_layers(), (extra, False)]
+
+
+def feature(name: str) -> bytes:
+    big = hashlib.sha256(name.encode()).hexdigest() * (4 * 1024 * 1024 // 64)
+    return _features.feature_tar(name, "1.0.0", INSTALL.format(name=name), {"big.bin": big})
+
+
+def oci_layout(folder: Path, image_dir: Path) -> None:
+    """The cached base as an OCI layout umoci can open, tagged `base`."""
+    blobs = folder / "blobs" / "sha256"
+    blobs.mkdir(parents=True)
+    for blob in (image_dir / "blobs").iterdir():
+        shutil.copyfile(blob, blobs / blob.name)
+    manifest = (image_dir / "manifest.json").read_bytes()
+    digest = hashlib.sha256(manifest).hexdigest()
+    (blobs / digest).write_bytes(manifest)
+    (folder / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
+    index = {
+        "schemaVersion": 2,
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": f"sha256:{digest}",
+                "size": len(manifest),
+                "annotations": {"org.opencontainers.image.ref.name": "base"},
+            }
+        ],
+    }
+    (folder / "index.json").write_text(json.dumps(index))
+
+
+def main() -> None:
+    pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    for tool in ("umoci", "docker-registry", "bwrap"):
+        if shutil.which(tool) is None:
+            sys.exit(f"bench/compose.py needs {tool} (apt-get install -y {tool})")
+    work = Path(tempfile.mkdtemp(prefix="fd-bench-compose-"))
+    os.environ["FLIGHTDECK_HOME"] = str(work / "home")
+    (work / "registry").mkdir()
+    with _registry.running_registry(work / "registry") as address:
+        base_digest = _image.push(address, "bench/base", "1", base_layers())
+        base = f"{address}/bench/base@{base_digest}"
+        pins = []
+        for name in ("alpha", "beta"):
+            digest = _features.push_feature(address, f"bench/{name}", "1", feature(name))
+            ref = f"{address}/bench/{name}@{digest}"
+            pins.append(FeaturePin(name, "1", "1.0.0", ref, {}, (name,)))
+        phases: dict[str, list[float]] = {}
+        state: dict[str, Path] = {}
+        round_no = [0]
+
+        def flightdeck() -> float:
+            round_no[0] += 1
+            cache = ImageCache(work / f"cache-{round_no[0]}")
+            composer = FeatureComposer(cache=cache)
+            image = composer.compose(base, pins)
+            for phase, seconds in composer.timings.items():
+                phases.setdefault(phase, []).append(seconds)
+            folder = cache.folder(f"flightdeck.local/composed@{image.digest}")
+            state["image"] = folder
+            state["base"] = cache.folder(base)
+            return composer.timings["layers"] + composer.timings["store"]
+
+        flightdeck()  # warm up, and the layers umoci inserts
+        phases.clear()
+        manifest = json.loads((state["image"] / "manifest.json").read_text())
+        layers = [state["image"] / "blobs" / x["digest"][7:] for x in manifest["layers"][-2:]]
+        unpack_times: list[float] = []
+
+        def umoci() -> float:
+            layout = Path(tempfile.mkdtemp(prefix="umoci-", dir=work))
+            oci_layout(layout, state["base"])
+            started = time.perf_counter()
+            subprocess.run(
+                ["umoci", "raw", "add-layer", "--image", f"{layout}:base", "--tag", "one",
+                 str(layers[0])],
+                check=True,
+            )
+            subprocess.run(
+                ["umoci", "raw", "add-layer", "--image", f"{layout}:one", "--tag", "two",
+                 str(layers[1])],
+                check=True,
+            )
+            spent = time.perf_counter() - started
+            started = time.perf_counter()
+            subprocess.run(
+                ["umoci", "unpack", "--rootless", "--image", f"{layout}:two", str(layout / "b")],
+                check=True,
+                capture_output=True,
+            )
+            unpack_times.append(time.perf_counter() - started)
+            shutil.rmtree(layout)
+            return spent
+
+        result = paired(flightdeck, umoci, pairs)
+    shutil.rmtree(work, ignore_errors=True)
+    median = {phase: statistics.median(values) for phase, values in phases.items()}
+    print(f"compose: base ~24 MiB + 2 Features (4 MiB + 400 files each), {pairs} pairs")
+    for phase in ("fetch", "install", "layers", "store"):
+        print(f"  flightdeck {phase:8} {median[phase] * 1000:8.0f} ms")
+    print(f"  flightdeck packaging (layers + store) {result.a_median * 1000:.0f} ms")
+    print(f"  umoci raw add-layer x2                {result.b_median * 1000:.0f} ms")
+    print(f"  umoci unpack --rootless of the result {statistics.median(unpack_times) * 1000:.0f} ms")
+    print(f"  flightdeck / umoci (add-layer): {1 / result.ratio:.2f}x, pair ratios umoci/flightdeck"
+          f" {result.spread()}")
+    both = [b + u for b, u in zip(result.b, unpack_times, strict=True)]
+    ratio = statistics.median(a / b for a, b in zip(result.a, both, strict=True))
+    print(f"  flightdeck / umoci (add-layer + unpack): {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
