@@ -33,11 +33,12 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from bench._paired import paired  # noqa: E402
+from tests.flightplan import _registry  # noqa: E402
+from tests.launch import _features, _image  # noqa: E402
+
 from flightdeck.flightplan import FeaturePin  # noqa: E402
 from flightdeck.launch import FeatureComposer  # noqa: E402
 from flightdeck.launch.image._cache import ImageCache  # noqa: E402
-from tests.flightplan import _registry  # noqa: E402
-from tests.launch import _features, _image  # noqa: E402
 
 INSTALL = """#!/bin/sh
 set -e
@@ -127,13 +128,29 @@ def main() -> None:
             oci_layout(layout, state["base"])
             started = time.perf_counter()
             subprocess.run(
-                ["umoci", "raw", "add-layer", "--image", f"{layout}:base", "--tag", "one",
-                 str(layers[0])],
+                [
+                    "umoci",
+                    "raw",
+                    "add-layer",
+                    "--image",
+                    f"{layout}:base",
+                    "--tag",
+                    "one",
+                    str(layers[0]),
+                ],
                 check=True,
             )
             subprocess.run(
-                ["umoci", "raw", "add-layer", "--image", f"{layout}:one", "--tag", "two",
-                 str(layers[1])],
+                [
+                    "umoci",
+                    "raw",
+                    "add-layer",
+                    "--image",
+                    f"{layout}:one",
+                    "--tag",
+                    "two",
+                    str(layers[1]),
+                ],
                 check=True,
             )
             spent = time.perf_counter() - started
@@ -155,9 +172,13 @@ def main() -> None:
         print(f"  flightdeck {phase:8} {median[phase] * 1000:8.0f} ms")
     print(f"  flightdeck packaging (layers + store) {result.a_median * 1000:.0f} ms")
     print(f"  umoci raw add-layer x2                {result.b_median * 1000:.0f} ms")
-    print(f"  umoci unpack --rootless of the result {statistics.median(unpack_times) * 1000:.0f} ms")
-    print(f"  flightdeck / umoci (add-layer): {1 / result.ratio:.2f}x, pair ratios umoci/flightdeck"
-          f" {result.spread()}")
+    print(
+        f"  umoci unpack --rootless of the result {statistics.median(unpack_times) * 1000:.0f} ms"
+    )
+    print(
+        f"  flightdeck / umoci (add-layer): {1 / result.ratio:.2f}x, pair ratios umoci/flightdeck"
+        f" {result.spread()}"
+    )
     both = [b + u for b, u in zip(result.b, unpack_times, strict=True)]
     ratio = statistics.median(a / b for a, b in zip(result.a, both, strict=True))
     print(f"  flightdeck / umoci (add-layer + unpack): {ratio:.2f}x")

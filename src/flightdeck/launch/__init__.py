@@ -231,7 +231,7 @@ _LAZY_NAMES = _LazyNames(__name__, _LAZY)
 
 # The sub-packages hold the modules behind the names above; importing one sets
 # it on this package, but it is not one of the package's names.
-_PARTS = frozenset({"core", "engine", "image", "sandbox", "steps", "temporal"})
+_PARTS = frozenset({"compose", "core", "engine", "image", "sandbox", "steps", "temporal"})
 
 
 def __getattr__(name: str) -> _typing.Any:
