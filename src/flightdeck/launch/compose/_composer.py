@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -37,20 +39,20 @@ from flightdeck.launch.compose._install import MOUNT_POINTS, run_install
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._cache import CachedImage, ImageCache
 from flightdeck.launch.image._fdtree import remove_path
-from flightdeck.launch.image._layer import check, diff, snapshot, write_layer
+from flightdeck.launch.image._layer import Changes, Snapshot, check, diff, snapshot, write_layer
 from flightdeck.launch.image._oci import NewLayer, composed_config, composed_manifest, sha256
-from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs
+from flightdeck.launch.image._pull import manifest_blobs
 from flightdeck.launch.image._pull_limits import PullLimits, configured_limits
 from flightdeck.launch.image._rootfs import Refused
-from flightdeck.launch.image._unpack import unpack
 
 
 class FeatureComposer:
     """Composes Features onto a base, offline but for the registry pulls.
     `timings` keeps the last composition's phases in seconds (the bench):
-    `fetch` (the base and the Features), `install` (the install.sh runs),
-    `layers` (snapshots, diffs, layer files), `store` (config, manifest,
-    the image cache with its unpacked rootfs)."""
+    `fetch` (the base and the Features, the work copy of the base's
+    rootfs), `install` (the install.sh runs), `diff` (snapshots and what
+    changed), `package` (layer files, config, manifest, blobs into the
+    image cache), `rootfs` (the stored image's rootfs and its tree digest)."""
 
     def __init__(
         self,
@@ -77,7 +79,7 @@ class FeatureComposer:
                 "composing catalog tools needs a working bubblewrap to run install.sh",
                 hint="apt-get install -y bubblewrap",
             )
-        self.timings = {"fetch": 0.0, "install": 0.0, "layers": 0.0, "store": 0.0}
+        self.timings = {"fetch": 0.0, "install": 0.0, "diff": 0.0, "package": 0.0, "rootfs": 0.0}
         work = Path(tempfile.mkdtemp(prefix="fd-compose-"))
         try:
             return asyncio.run(self._compose(bwrap, base, features, work))
@@ -94,8 +96,9 @@ class FeatureComposer:
         config, layers = manifest_blobs(manifest.read_bytes(), base)
         tree = work / "rootfs"
         blobs = {b.digest: image.folder / "blobs" / b.hex for b in (config, *layers)}
-        files = [(blobs[b.digest], LAYER_TYPES[b.media_type]) for b in layers]
-        await asyncio.to_thread(unpack, files, tree, self.limits)
+        # The verified base's rootfs, copied (never linked: install.sh may
+        # write into any file, and the cache's must stay as they are).
+        await asyncio.to_thread(shutil.copytree, image.rootfs, tree, symlinks=True)
         self._spent("fetch", started)
         made: list[NewLayer] = []
         applied: list[ComposedFeature] = []
@@ -103,16 +106,18 @@ class FeatureComposer:
         for number, pin in enumerate(pins):
             feature = await self._timed("fetch", self._fetch, pin, work / f"feature-{number}")
             what = f"{pin.tool}@{pin.version}"
-            before = await self._timed("layers", snapshot, tree)
+            before = await self._timed("diff", snapshot, tree)
             env = {**container_env, **feature.env}
             started = time.perf_counter()
             await run_install(bwrap, tree, feature.folder, env, what=what, timeout=self.timeout)
             self._spent("install", started)
-            layer = await self._timed("layers", self._layer, tree, before, work, number, what)
+            changes = await self._timed("diff", self._changes, tree, before, what)
+            out = work / f"layer-{number}.tar"
+            layer = await self._timed("package", write_layer, tree, changes, out)
             made.append(
                 NewLayer(layer[0], layer[1], f"flightdeck compose: {what} {feature.pinned}")
             )
-            blobs[layer[0]] = work / f"layer-{number}.tar"
+            blobs[layer[0]] = out
             container_env.update(feature.container_env)
             applied.append(ComposedFeature(pin.tool, pin.version, feature.pinned, pin.programs))
         started = time.perf_counter()
@@ -124,8 +129,12 @@ class FeatureComposer:
         )
         digest = sha256(manifest_bytes)
         pinned = f"{ResolvedImage.COMPOSED_REPOSITORY}@{digest}"
-        await asyncio.to_thread(self.cache.put, pinned, manifest_bytes, blobs, self.limits)
-        self._spent("store", started)
+        self._spent("package", started)
+        stored: dict[str, float] = {}
+        put = functools.partial(self.cache.put, base=image, spent=stored)
+        await asyncio.to_thread(put, pinned, manifest_bytes, blobs, self.limits)
+        self.timings["package"] += stored.get("blobs", 0.0)
+        self.timings["rootfs"] = stored.get("rootfs", 0.0)
         return ComposedImage(digest, tuple(applied))
 
     def _base(self, base: str) -> CachedImage:
@@ -158,9 +167,7 @@ class FeatureComposer:
         finally:
             resolver.close()
 
-    def _layer(
-        self, tree: Path, before: Any, work: Path, number: int, what: str
-    ) -> tuple[str, int]:
+    def _changes(self, tree: Path, before: Snapshot, what: str) -> Changes:
         after = snapshot(tree)
         changes = diff(before, after, MOUNT_POINTS)
         try:
@@ -171,7 +178,7 @@ class FeatureComposer:
                 f"install.sh of {what} left what no image layer may carry: {exc.reason}",
                 hint="a Feature installs files, folders and links inside the image",
             ) from None
-        return write_layer(tree, changes, work / f"layer-{number}.tar")
+        return changes
 
     async def _timed(self, phase: str, call: Callable[..., Any], *args: Any) -> Any:
         started = time.perf_counter()
