@@ -149,7 +149,9 @@ class ImageCache:
     ) -> CachedImage:
         """Store an image made on this machine (a composed one): the manifest
         the pin's digest names, each blob from the file `blobs` maps its
-        digest to (hard-linked where it can be, and checked), and the rootfs
+        digest to (hard-linked where it can be: the caller hands over files
+        it digested, the cache's own verified blobs and the layers it wrote;
+        a copy is checked), and the rootfs
         unpacked from the layers exactly as a pulled image's is. With `base`
         (the verified cached image whose layers come first), its rootfs is
         copied and only the layers after them are unpacked on top: the same
@@ -175,8 +177,8 @@ class ImageCache:
                 config, layers = manifest_blobs(manifest, pinned)
                 for blob in (config, *layers):
                     target = building / "blobs" / blob.hex
-                    _link_or_copy(blobs[blob.digest], target)
-                    check_blob(target, blob, pinned)
+                    if not _linked(blobs[blob.digest], target):
+                        check_blob(target, blob, pinned)
                 times["blobs"] = time.perf_counter() - started
                 started = time.perf_counter()
                 files = [(building / "blobs" / b.hex, LAYER_TYPES[b.media_type]) for b in layers]
@@ -278,13 +280,15 @@ class ImageCache:
         return removed
 
 
-def _link_or_copy(source: Path, target: Path) -> None:
+def _linked(source: Path, target: Path) -> bool:
     """A blob is never written once stored, so another image's copy can be
-    shared; across file systems it is copied."""
+    shared (True); across file systems it is copied (False)."""
     try:
         os.link(source, target)
     except OSError:
         shutil.copyfile(source, target)
+        return False
+    return True
 
 
 __all__ = ["CachedImage", "ImageCache"]

@@ -110,7 +110,9 @@ def write_layer(rootfs: Path, changes: Changes, out: Path) -> tuple[str, int]:
         out.open("wb") as handle,
         tarfile.open(fileobj=handle, mode="w", format=tarfile.PAX_FORMAT) as tar,
     ):
-        for entry in walk(rootfs, max_depth=MAX_DEPTH):
+        # Only folders on the way to a change are walked into.
+        above = {p.rsplit("/", n)[0] for p in changes.written for n in range(1, p.count("/") + 1)}
+        for entry in walk(rootfs, max_depth=MAX_DEPTH, descend=above.__contains__):
             if entry.relative not in changes.written:
                 continue
             info = _member(entry.relative, entry.info)
