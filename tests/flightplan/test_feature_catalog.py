@@ -51,7 +51,7 @@ def _version(data: dict[str, Any]) -> dict[str, Any]:
         (lambda d: d.update(runnerBase=""), "runnerBase"),
         (lambda d: d.update(runnerBase=5), "runnerBase"),
         (lambda d: d.update(tools=[]), "tools"),
-        (lambda d: d["tools"].update({"Bad Name": {}}), "tools.Bad Name"),
+        (lambda d: d["tools"].update({"Bad Name": {}}), "a lowercase name"),
         (lambda d: d["tools"].update({"x": []}), "tools.x"),
         (lambda d: _tool(d).update(programs="hello"), "programs"),
         (lambda d: _tool(d).update(programs=["a b"]), "programs"),

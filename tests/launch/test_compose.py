@@ -12,6 +12,7 @@ are each refused with their own code.
 from __future__ import annotations
 
 import json
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +144,15 @@ def test_a_tools_only_plan_runs_inside_its_composed_image(
     assert lock["resolvedCapabilitySet"] == ["greet@2.0.1", "hello@1.2.0"]
     pinned = f"flightdeck.local/composed@{image['digest']}"
     assert [e["digest"] for e in ImageCache().entries() if e["pinned"] == pinned]
+    # One layer per Feature; bubblewrap's mount points (the base has no
+    # /proc, /dev or /tmp) are not in them.
+    folder = ImageCache().folder(pinned)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert len(manifest["layers"]) == 3
+    for layer in manifest["layers"][1:]:
+        with tarfile.open(folder / "blobs" / layer["digest"][7:]) as tar:
+            names = tar.getnames()
+        assert names and not [n for n in names if n.split("/")[0] in ("proc", "dev", "tmp")]
 
     result = harness.run("composed-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
     assert result.status == "completed", result.error
@@ -399,3 +409,63 @@ def test_the_commands_freeze_and_dry_run_a_composed_plan(
     text = run("launch", "composed-plan@1.0.0", "--dry-run", cwd=tmp_path)
     assert f"  image: {image['pinned']}" in text.stdout
     assert f"    composed from {registry.base}+tools(greet@2.0.1,hello@1.2.0)" in text.stdout
+
+
+def test_a_feature_of_two_layers_is_refused(registry: Registry, tmp_path: Path) -> None:
+    import hashlib
+
+    import httpx
+
+    tarball = _features.hello_feature()
+    base = f"http://{registry.address}"
+    with httpx.Client(timeout=20) as client:
+        config = _registry._upload(client, base, "features/two", b"{}")
+        layer = _registry._upload(client, base, "features/two", tarball)
+        entry = {"mediaType": _features.FEATURE_MEDIA, "digest": layer, "size": len(tarball)}
+        manifest = json.dumps(
+            {
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "config": {
+                    "mediaType": "application/vnd.devcontainers",
+                    "digest": config,
+                    "size": 2,
+                },
+                "layers": [entry, entry],
+            }
+        ).encode()
+        put = client.put(
+            f"{base}/v2/features/two/manifests/1",
+            content=manifest,
+            headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"},
+        )
+        assert put.status_code == 201
+    ref = f"{registry.address}/features/two@sha256:{hashlib.sha256(manifest).hexdigest()}"
+    error = _refused(registry, tmp_path, hello=ref)
+    assert error.code == "compose.bad_feature" and "2 layers" in error.message
+
+
+def test_verify_judges_the_tools_by_the_features_the_lock_pins(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """A lock whose Features do not cover the declared tools (re-signed by
+    the same key) no longer validates."""
+    from flightdeck.flightplan import KeyPair, verify_plan
+    from tests.flightplan._resign import resign
+
+    catalog = _catalog(registry, tmp_path)
+    plan = _plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path)
+    outcome = _freeze(plan, catalog, tmp_path / "keys")
+    assert verify_plan("composed-plan@1.0.0").plan.name == "composed-plan"
+
+    def drop_hello(data: dict[str, Any]) -> None:
+        image = data["aileron"]["lock"]["resolvedImages"][0]
+        image["features"] = [f for f in image["features"] if f["tool"] != "hello"]
+
+    keys = tmp_path / "keys"
+    pair = KeyPair(keys / "flightdeck.key", keys / "flightdeck.pub", "")
+    resign(outcome.stored.path, pair, drop_hello)
+    with pytest.raises(FlightPlanError) as caught:
+        verify_plan(outcome.stored.path / "SKILL.md")
+    assert caught.value.code == "verify.invalid_plan"
+    assert "'hello'" in caught.value.message

@@ -119,10 +119,12 @@ def test_option_names_follow_the_features_spec() -> None:
     assert option_variable("__a") == "_A"
 
 
-def _feature(folder: Path, metadata: object, install: bool = True) -> Path:
+def _feature(folder: Path, metadata: object, install: bool | str = True) -> Path:
     folder.mkdir()
     (folder / "devcontainer-feature.json").write_text(json.dumps(metadata))
-    if install:
+    if install == "dir":
+        (folder / "install.sh").mkdir()
+    elif install:
         (folder / "install.sh").write_text("#!/bin/sh\n")
     return folder
 
@@ -149,6 +151,7 @@ def test_options_and_container_env_from_the_metadata(tmp_path: Path) -> None:
     ("metadata", "install", "code"),
     [
         ({"options": {}}, False, "compose.bad_feature"),
+        ({"options": {}}, "dir", "compose.bad_feature"),
         ([], True, "compose.bad_feature"),
         ({"options": []}, True, "compose.bad_feature"),
         ({"options": {"other": {}}}, True, "compose.bad_option"),
@@ -156,7 +159,7 @@ def test_options_and_container_env_from_the_metadata(tmp_path: Path) -> None:
     ],
 )
 def test_malformed_features_are_refused(
-    tmp_path: Path, metadata: object, install: bool, code: str
+    tmp_path: Path, metadata: object, install: bool | str, code: str
 ) -> None:
     with pytest.raises(LaunchError) as caught:
         _read_metadata(_feature(tmp_path / "f", metadata, install), PIN)
@@ -208,3 +211,21 @@ def test_a_layer_of_a_feature_tarball_member_climbing_out_is_refused(tmp_path: P
     with pytest.raises(LaunchError) as caught:
         unpack([(tmp_path / "t.tar", "")], tmp_path / "feature")
     assert caught.value.code == "image.unsafe_layer"  # fetch_feature: compose.bad_feature
+
+
+def test_composition_needs_a_sandbox_and_a_pinned_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flightdeck.launch.compose import _composer
+
+    composer = _composer.FeatureComposer()
+    with pytest.raises(LaunchError) as caught:
+        composer._base("127.0.0.1:1/runner:1")
+    assert caught.value.code == "compose.bad_base"
+    with pytest.raises(LaunchError) as bad:
+        composer._base("not a reference")
+    assert bad.value.code == "compose.bad_base"
+    monkeypatch.setattr(_composer, "bwrap_path", lambda: None)
+    with pytest.raises(LaunchError) as none:
+        composer.compose("127.0.0.1:1/runner@sha256:" + "a" * 64, [])
+    assert none.value.code == "compose.no_sandbox"

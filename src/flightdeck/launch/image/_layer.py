@@ -140,8 +140,7 @@ def write_layer(rootfs: Path, changes: Changes, out: Path) -> tuple[str, int]:
 def _member(name: str, info: os.stat_result | None) -> tarfile.TarInfo:
     member = tarfile.TarInfo(name)
     member.mtime = 0
-    member.uid = member.gid = 0
-    member.uname = member.gname = ""
+    member.uid = member.gid = 0  # and no owner names: tarfile's default is ""
     if info is None:  # a whiteout: an empty regular file
         member.mode = 0o644
         return member
