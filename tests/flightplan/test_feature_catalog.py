@@ -91,7 +91,14 @@ def test_versions_resolve_to_one_exact_version() -> None:
 def test_files_too_large_or_not_json(tmp_path: Path) -> None:
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (4 << 20) + b"{}")
-    for path, code in ((big, "catalog.invalid"), (tmp_path, "catalog.unreadable")):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"catalogVersion": 1,')
+    cases = (
+        (big, "catalog.invalid"),
+        (broken, "catalog.invalid"),
+        (tmp_path, "catalog.unreadable"),
+    )
+    for path, code in cases:
         with pytest.raises(FlightPlanError) as caught:
             load_feature_catalog(path)
         assert caught.value.code == code
@@ -116,6 +123,7 @@ def test_lint_against_the_catalog_is_located_and_strict(tmp_path: Path) -> None:
     assert "flightplan.unknown_tool" in shipped  # the shipped catalog has no hello
     judged = with_catalog(load, catalog)
     found = {(d.code, d.pointer, d.severity.value) for d in judged.diagnostics if d.line}
+    assert all(str(d.file).endswith("SKILL.md") for d in judged.diagnostics if d.line)
     assert ("flightplan.unknown_tool_version", "/aileron/environment/tools/0", "error") in found
     assert ("flightplan.unknown_tool", "/aileron/environment/tools/1", "error") in found
     assert len(judged.errors) == 2  # `hi` is a program of hello: no undeclared_program

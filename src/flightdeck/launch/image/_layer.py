@@ -65,9 +65,6 @@ class Changes:
     written: frozenset[str]  # paths new or changed
     removed: tuple[str, ...]  # the topmost paths gone, sorted
 
-    def __bool__(self) -> bool:
-        return bool(self.written or self.removed)
-
 
 def diff(before: Snapshot, after: Snapshot, ignore: Iterable[str] = ()) -> Changes:
     """The changes from `before` to `after`; top-level names in `ignore`
