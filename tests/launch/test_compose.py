@@ -312,6 +312,9 @@ def test_catalog_add_pins_by_digest_then_list_and_show(registry: Registry, tmp_p
     )
     assert added.exit_code == 0, added.output
     assert json.loads(added.output)["feature"] == ref  # the tag and the digest it names
+    from tests.cli.test_json_casing import non_snake_keys
+
+    assert non_snake_keys(json.loads(added.output)) == []
     loaded = load_feature_catalog(catalog)
     assert loaded.runner_base == registry.base
     assert dict(loaded.tools["greet"]["2.0.1"].options) == {"greeting": "yo"}
@@ -339,7 +342,7 @@ def test_catalog_add_pins_by_digest_then_list_and_show(registry: Registry, tmp_p
         "add",
         "greet",
         "2.0.1",
-        f"{registry.address}/features/hello:1",
+        registry.feature("hello", _features.hello_feature(), tag="x").partition("@")[0],
         "--catalog",
         str(catalog),
     )

@@ -71,8 +71,9 @@ def list_tools(catalog_file: Path | None, workspace: Path | None, fmt: str) -> N
         data = catalog_to_data(load_feature_catalog(_path(catalog_file, workspace)))
     except FlightPlanError as exc:
         fail(exc, fmt)
-    if fmt == "json":
-        click.echo(json.dumps({"ok": True, **data}, indent=2))
+    if fmt == "json":  # snake_case, as every command's output (the file keeps its names)
+        shown = {"runner_base": data.get("runnerBase"), "tools": data["tools"]}
+        click.echo(json.dumps({"ok": True, **shown}, indent=2))
         return
     if "runnerBase" in data:
         click.echo(f"runner base: {data['runnerBase']}")
