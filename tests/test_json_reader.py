@@ -122,6 +122,12 @@ def test_syntax_errors_keep_the_decoder_s_message_and_position() -> None:
     assert caught.value.reason == "syntax"
 
 
+def test_an_integer_too_long_to_convert_is_a_json_error() -> None:
+    with pytest.raises(JsonError) as caught:
+        read_json('{"n": ' + "9" * 10_000 + "}")
+    assert caught.value.reason == "syntax" and "digits" in str(caught.value)
+
+
 def test_json_copy_is_plain_data() -> None:
     value = {"a": (1, 2), "b": {"c": Path("/x")}}
     assert json_copy(value, default=str) == {"a": [1, 2], "b": {"c": "/x"}}

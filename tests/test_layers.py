@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "flightdeck"
 
 SHARED = {"config", "audit", "llm", "guard", "_version"}
 # Root modules every layer may use: leaves that import nothing of flightdeck.
-ROOT_MODULES = {"_version", "_lazy", "_bounded", "_json"}
+ROOT_MODULES = {"_version", "_lazy", "_bounded", "_json", "_errors"}
 ALLOWED: dict[str, set[str]] = {
     "documents": set(),
     "config": set(),

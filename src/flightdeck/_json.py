@@ -108,6 +108,8 @@ def read_json(
         raise JsonError("syntax", str(exc), exc.lineno, exc.colno) from None
     except UnicodeDecodeError as exc:
         raise JsonError("not_utf8", str(exc)) from None
+    except ValueError as exc:  # an integer longer than int() converts (4,300 digits)
+        raise JsonError("syntax", str(exc)) from None
     except RecursionError as exc:  # depth=None, or a caller already deep in the stack
         raise JsonError("too_deep", f"nested too deep ({exc})") from None
 

@@ -52,6 +52,20 @@ def accepts(port: int) -> bool:
         return False
 
 
+def healthy(address: str) -> bool:
+    """The frontend answers a client: a port that accepts is not enough, it
+    says "Frontend is not healthy yet" for a while after (longer under load)."""
+    import asyncio
+
+    from temporalio.client import Client
+
+    try:
+        asyncio.run(Client.connect(address))
+    except RuntimeError:
+        return False
+    return True
+
+
 def dev_server() -> Iterator[str]:
     """The body of a `server` fixture (each test module makes one with
     `pytest.fixture(scope="module")`): yields `HOST:PORT`."""
@@ -80,9 +94,11 @@ def started_server(port: int, *namespaces: str) -> Iterator[str]:
     )
     try:
         wait_for(lambda: accepts(port) or proc.poll() is not None, "the dev server")
+        address = f"127.0.0.1:{port}"
+        wait_for(lambda: proc.poll() is not None or healthy(address), "the frontend", 60.0)
         if proc.poll() is not None:
             raise AssertionError(f"the dev server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
-        yield f"127.0.0.1:{port}"
+        yield address
     finally:
         proc.terminate()
         proc.wait(timeout=30)

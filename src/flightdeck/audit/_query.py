@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from flightdeck._errors import FlightdeckError
 from flightdeck.audit._record import AuditRecord
 
 # Fields that name the action or tool a record is about, in the stores' spellings.
@@ -22,22 +23,16 @@ _RELATIVE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-class AuditQueryError(ValueError):
+class AuditQueryError(FlightdeckError, ValueError):
     """A filter that cannot be read (`audit.bad_filter`)."""
 
     code = "audit.bad_filter"
+    # Indented hint and the message alone as str(), as this error always had.
+    hint_prefix = "  hint: "
+    __str__ = ValueError.__str__
 
     def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-    def describe(self) -> str:
-        text = f"error: {self.message} [{self.code}]"
-        return text + (f"\n  hint: {self.hint}" if self.hint else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
+        super().__init__(self.code, message, hint=hint)
 
 
 def parse_time(text: str, *, now: datetime | None = None) -> str:

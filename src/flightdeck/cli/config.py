@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -17,23 +16,6 @@ _WORKSPACE = click.option(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The workspace whose flightdeck.toml applies (default: found from the current folder).",
 )
-
-
-class _Failure:
-    """A ConfigError as every command reports errors."""
-
-    def __init__(self, error: ConfigError) -> None:
-        self.error = error
-
-    def describe(self) -> str:
-        return f"error: {self.error.path}: {self.error.message} [{self.error.code}]"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.error.code,
-            "message": self.error.message,
-            "file": str(self.error.path),
-        }
 
 
 @click.group()
@@ -85,7 +67,7 @@ def show(workspace: Path | None, fmt: str) -> None:
     try:
         settings = explain_config(_workspace(workspace))
     except ConfigError as exc:
-        fail(_Failure(exc), fmt)
+        fail(exc, fmt)
     if fmt == "json":
         click.echo(json.dumps([s.to_dict() for s in settings], indent=2, ensure_ascii=False))
         return
@@ -127,7 +109,7 @@ def trust(folder: Path | None, remove: bool, fmt: str) -> None:
     try:
         changed = set_trust(where, not remove)
     except ConfigError as exc:
-        fail(_Failure(exc), fmt)
+        fail(exc, fmt)
     user_file = config_paths(None).user_file
     if fmt == "json":
         data = {"workspace": str(where), "trusted": not remove, "changed": changed}

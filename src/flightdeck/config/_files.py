@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from flightdeck._errors import FlightdeckError
 from flightdeck.config._paths import config_dir
 
 PROJECT_FILE = "flightdeck.toml"
@@ -37,15 +38,24 @@ class Config(msgspec.Struct, frozen=True):
         return node
 
 
-class ConfigError(Exception):
+class ConfigError(FlightdeckError):
     """A config file exists but cannot be read (`config.unreadable`: a folder,
     a broken link, a home that is a file) or is not valid TOML (`config.invalid`)."""
 
+    fields = ("code", "message", "file")
+    __str__ = Exception.__str__  # "PATH: MESSAGE", from args
+
     def __init__(self, path: Path, message: str, code: str = "config.invalid") -> None:
-        super().__init__(f"{path}: {message}")
+        super().__init__(code, message)
+        # str() and args name the file too; `message` alone is the TOML reader's.
+        self.args = (f"{path}: {message}",)
         self.path = path
-        self.code = code
-        self.message = message
+
+    def heading(self) -> str:
+        return f"{self.path}: {self.message}"
+
+    def field_value(self, name: str) -> Any:
+        return str(self.path) if name == "file" else super().field_value(name)
 
 
 def merge_layers(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,8 +16,9 @@ secret before they are wrapped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
+from flightdeck._errors import FlightdeckError
 from flightdeck.documents import Diagnostic
 
 FUNCTION_REF_UNRESOLVABLE = "function_ref_unresolvable"
@@ -33,8 +34,21 @@ EGRESS_DENIED = "egress_denied"
 PACKAGE_CODE_UNPINNED = "package_code_unpinned"
 
 
-class DriverError(Exception):
+class DriverError(FlightdeckError):
     """A driver problem: `code`, `message`, and where (`pointer`, `file:line:col`, `hint`)."""
+
+    # Declared as the base does: DriverRegistrationError adds two fields.
+    fields: ClassVar[tuple[str, ...]] = (
+        "code",
+        "message",
+        "pointer",
+        "file",
+        "line",
+        "column",
+        "hint",
+        "details",
+    )
+    optional = frozenset({"pointer", "file", "line", "column", "hint", "details"})
 
     def __init__(
         self,
@@ -48,18 +62,12 @@ class DriverError(Exception):
         hint: str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(code, message, hint=hint)
         self.pointer = pointer
         self.file = file
         self.line = line
         self.column = column
-        self.hint = hint
         self.details = dict(details or {})
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
 
     def to_diagnostic(self) -> Diagnostic:
         return Diagnostic(
@@ -72,16 +80,6 @@ class DriverError(Exception):
             hint=self.hint,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        for key in ("pointer", "file", "line", "column", "hint"):
-            value = getattr(self, key)
-            if value not in (None, ""):
-                out[key] = value
-        if self.details:
-            out["details"] = self.details
-        return out
-
 
 class DriverCallError(DriverError):
     """One tool call failed; the driver stays registered."""
@@ -89,6 +87,8 @@ class DriverCallError(DriverError):
 
 class DriverRegistrationError(DriverError):
     """The driver was refused. `diagnostics` lists every problem, located when known."""
+
+    fields = (*DriverError.fields, "driver", "diagnostics")
 
     def __init__(self, diagnostics: Iterable[Diagnostic], *, driver_id: str | None = None) -> None:
         diags = tuple(diagnostics)
@@ -107,11 +107,12 @@ class DriverRegistrationError(DriverError):
         self.diagnostics = diags
         self.driver_id = driver_id
 
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out["driver"] = self.driver_id
-        out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
-        return out
+    def field_value(self, name: str) -> Any:
+        if name == "driver":
+            return self.driver_id
+        if name == "diagnostics":
+            return [d.to_dict() for d in self.diagnostics]
+        return super().field_value(name)
 
 
 class DriverNotRunnable(DriverRegistrationError):

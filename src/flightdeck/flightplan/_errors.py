@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from flightdeck._errors import FlightdeckError
 from flightdeck.documents import Diagnostic
 
 
-class FlightPlanError(Exception):
+class FlightPlanError(FlightdeckError):
+    fields = ("code", "message", "hint", "where", "diagnostics")
+
     def __init__(
         self,
         code: str,
@@ -24,33 +27,14 @@ class FlightPlanError(Exception):
         where: str | None = None,
         diagnostics: tuple[Diagnostic, ...] = (),
     ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.hint = hint
+        super().__init__(code, message, hint=hint)
         self.where = where
         self.diagnostics = diagnostics
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "hint": self.hint,
-            "where": self.where,
-            "diagnostics": [diag.to_dict() for diag in self.diagnostics],
-        }
+    def detail_lines(self) -> list[str]:
+        return [f"{diag.location}: {diag.message} [{diag.code}]" for diag in self.diagnostics]
 
-    def describe(self) -> str:
-        """Plain multi-line text for a terminal: the error, where, hint, diagnostics."""
-        lines = [f"error: {self.message} [{self.code}]"]
-        if self.where:
-            lines.append(f"  at {self.where}")
-        lines.extend(
-            f"  {diag.location}: {diag.message} [{diag.code}]" for diag in self.diagnostics
-        )
-        if self.hint:
-            lines.append(f"hint: {self.hint}")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+    def field_value(self, name: str) -> Any:
+        if name == "diagnostics":
+            return [diag.to_dict() for diag in self.diagnostics]
+        return super().field_value(name)

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from flightdeck._errors import FlightdeckError
 
 
-class UiError(Exception):
+class UiError(FlightdeckError):
+    # The UI's hint line has been indented from the start, and str() is the
+    # message alone; both stay as they were.
+    hint_prefix = "  hint: "
+    __str__ = Exception.__str__
+
     def __init__(self, code: str, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.hint = hint
-
-    def describe(self) -> str:
-        text = f"error: {self.message} [{self.code}]"
-        return text + (f"\n  hint: {self.hint}" if self.hint else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
+        super().__init__(code, message, hint=hint)

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from flightdeck._errors import FlightdeckError
 
-class LaunchError(Exception):
+
+class LaunchError(FlightdeckError):
+    fields = ("code", "message", "step", "hint")
+
     def __init__(
         self,
         code: str,
@@ -23,16 +27,10 @@ class LaunchError(Exception):
         hint: str | None = None,
         transient: bool = False,
     ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(code, message, hint=hint)
         self.step = step
-        self.hint = hint
         # A transient failure may be retried when the contract says safeToRetry.
         self.transient = transient
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "step": self.step, "hint": self.hint}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LaunchError:
@@ -43,10 +41,5 @@ class LaunchError(Exception):
             hint=data.get("hint"),
         )
 
-    def describe(self) -> str:
-        where = f" (step {self.step})" if self.step else ""
-        text = f"error: {self.message}{where} [{self.code}]"
-        return text + (f"\nhint: {self.hint}" if self.hint else "")
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+    def heading(self) -> str:
+        return self.message + (f" (step {self.step})" if self.step else "")
