@@ -234,6 +234,11 @@ def test_a_moved_tag_is_refused(registry: Registry, tmp_path: Path) -> None:
         ),
         ("#!/bin/sh\nmkfifo /usr/local/bin/pipe\n", "compose.unsafe_change", "fifo"),
         (
+            "#!/bin/sh\nmkdir -p /deep/" + "d/" * 130 + "\n",
+            "compose.unsafe_change",
+            "nested deeper than 128",
+        ),
+        (
             "#!/bin/sh\nwget -q -O- http://{registry}/v2/\n",
             "compose.network_refused",
             "tried the network",

@@ -38,7 +38,7 @@ from flightdeck.launch.compose._feature import Feature, fetch_feature
 from flightdeck.launch.compose._install import MOUNT_POINTS, run_install
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._cache import CachedImage, ImageCache
-from flightdeck.launch.image._fdtree import remove_path
+from flightdeck.launch.image._fdtree import TooDeep, remove_path
 from flightdeck.launch.image._layer import Changes, Snapshot, check, diff, snapshot, write_layer
 from flightdeck.launch.image._oci import NewLayer, composed_config, composed_manifest, sha256
 from flightdeck.launch.image._pull import manifest_blobs
@@ -83,6 +83,16 @@ class FeatureComposer:
         work = Path(tempfile.mkdtemp(prefix="fd-compose-"))
         try:
             return asyncio.run(self._compose(bwrap, base, features, work))
+        except TooDeep as exc:  # the snapshots walk what install.sh left
+            raise LaunchError(
+                "compose.unsafe_change",
+                f"an install.sh left folders nested deeper than {exc.limit}",
+                hint="no image layer may nest deeper than the unpacker allows",
+            ) from None
+        except OSError as exc:  # never a traceback: the disk, the work tree
+            raise LaunchError(
+                "compose.io_error", f"composition could not use its files: {exc}"
+            ) from None
         finally:
             with contextlib.suppress(OSError):
                 remove_path(work)
