@@ -29,6 +29,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("driver_call.py", []),
     ("launch.py", []),
     ("freeze.py", []),
+    ("compose.py", []),  # needs docker-registry, busybox-static, bubblewrap and umoci
     ("actions_io.py", []),
     ("validate_inprocess.py", []),
     ("validate.py", []),

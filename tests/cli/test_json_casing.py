@@ -58,7 +58,18 @@ SPEC_NAMES = _spec_audit_fields()
 # Objects under these keys are maps keyed by a user's names (tool ids, step
 # ids, input names, MCP server names), not field names: their keys are data.
 # Objects keyed by ids or refs (data, not field names).
-ID_MAPS = {"tools", "steps", "inputs", "mcp_servers", "entries", "code_pins"}
+# A tool catalog's `versions` and a Feature's `options` are keyed by version
+# strings and option ids.
+ID_MAPS = {
+    "tools",
+    "steps",
+    "inputs",
+    "mcp_servers",
+    "entries",
+    "code_pins",
+    "versions",
+    "options",
+}
 
 
 def non_snake_keys(value: Any, where: str = "", keys_are_data: bool = False) -> list[str]:
@@ -145,7 +156,26 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         capture_output=True,
         check=True,
     )
+    catalog = tmp / "tools.catalog.json"
+    feature = "127.0.0.1:9/features/hello:1@sha256:" + "a" * 64
+    version = {"feature": feature, "options": {"install-tools": "yes"}}
+    catalog.write_text(
+        json.dumps(
+            {
+                "catalogVersion": 1,
+                "runnerBase": "127.0.0.1:9/runner@sha256:" + "b" * 64,
+                "tools": {"hello": {"programs": ["hello"], "versions": {"1.2.0": version}}},
+            }
+        )
+    )
     steps: list[tuple[str, list[str]]] = [
+        ("catalog list", ["catalog", "list", "--catalog", str(catalog)]),
+        ("catalog show", ["catalog", "show", "hello", "--catalog", str(catalog)]),
+        # Nothing listens on port 9: refused (compose.feature_unavailable), as JSON.
+        (
+            "catalog add",
+            ["catalog", "add", "hi", "1.0.0", "127.0.0.1:9/f:1", "--catalog", str(catalog)],
+        ),
         ("config path", ["config", "path"]),
         ("config show", ["config", "show"]),
         ("config trust", ["config", "trust", str(tmp)]),
@@ -259,7 +289,9 @@ def test_the_walk_saw_a_real_run(outputs: dict[str, Any]) -> None:
     # An error object would hide the command's real keys. `runs approve`
     # needs a Temporal cluster to succeed: tests/launch/test_temporal_routing.py
     # checks its keys there.
-    assert failed == ["runs approve"], failed
+    # `catalog add` needs a registry with a Feature: tests/launch/test_compose.py
+    # checks its keys there.
+    assert failed == ["catalog add", "runs approve"], failed
 
 
 # Stores written by older versions (camelCase) are still read --------------

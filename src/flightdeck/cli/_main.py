@@ -26,6 +26,7 @@ _COMMANDS: dict[str, str] = {
     "lock": "flightdeck.cli.lock:lock",
     "graph": "flightdeck.cli.plan.graph:graph",
     "freeze": "flightdeck.cli.plan.freeze:freeze",
+    "catalog": "flightdeck.cli.plan.catalog:catalog",
     "verify": "flightdeck.cli.plan.verify:verify",
     "sign": "flightdeck.cli.plan.sign:sign",
     "keys": "flightdeck.cli.plan.keys:keys",

@@ -23,6 +23,7 @@ from flightdeck._lazy import LazyNames as _LazyNames
 # underscore so the public names stay exactly `__all__`.
 if _typing.TYPE_CHECKING:
     from flightdeck.flightplan._canonical import PartDigests, canonical_bytes, content_hash
+    from flightdeck.flightplan._environment import ComposedImage, ImageComposer, with_catalog
     from flightdeck.flightplan._errors import FlightPlanError
     from flightdeck.flightplan._freeze import FrozenPlan, Signature, freeze_file, freeze_loaded
     from flightdeck.flightplan._load import PlanLoad, load_plan, parse_plan
@@ -39,8 +40,19 @@ if _typing.TYPE_CHECKING:
         catalog,
         resolve_version,
     )
+    from flightdeck.flightplan.model._features import (
+        FeatureCatalog,
+        FeaturePin,
+        load_feature_catalog,
+    )
     from flightdeck.flightplan.model._graph import StepGraph, format_cycle
-    from flightdeck.flightplan.model._lock import CodePin, Lock, ResolvedCapability, ResolvedImage
+    from flightdeck.flightplan.model._lock import (
+        CodePin,
+        ComposedFeature,
+        Lock,
+        ResolvedCapability,
+        ResolvedImage,
+    )
     from flightdeck.flightplan.model._models import (
         ActionRequirement,
         Environment,
@@ -74,6 +86,13 @@ if _typing.TYPE_CHECKING:
     from flightdeck.flightplan.store._store import SkillStore, StoredVersion
 
 _LAZY: dict[str, tuple[str, str]] = {
+    "ComposedFeature": ("flightdeck.flightplan.model._lock", "ComposedFeature"),
+    "ComposedImage": ("flightdeck.flightplan._environment", "ComposedImage"),
+    "ImageComposer": ("flightdeck.flightplan._environment", "ImageComposer"),
+    "with_catalog": ("flightdeck.flightplan._environment", "with_catalog"),
+    "FeatureCatalog": ("flightdeck.flightplan.model._features", "FeatureCatalog"),
+    "FeaturePin": ("flightdeck.flightplan.model._features", "FeaturePin"),
+    "load_feature_catalog": ("flightdeck.flightplan.model._features", "load_feature_catalog"),
     "Binding": ("flightdeck.flightplan.model._bindings", "Binding"),
     "parse_binding": ("flightdeck.flightplan.model._bindings", "parse_binding"),
     "PartDigests": ("flightdeck.flightplan._canonical", "PartDigests"),
@@ -152,11 +171,16 @@ __all__ = [
     "CoSignOutcome",
     "CodePin",
     "CodeResolver",
+    "ComposedFeature",
+    "ComposedImage",
     "Environment",
+    "FeatureCatalog",
+    "FeaturePin",
     "FlightPlan",
     "FlightPlanError",
     "FreezeOutcome",
     "FrozenPlan",
+    "ImageComposer",
     "ImageResolver",
     "Input",
     "KeyPair",
@@ -196,6 +220,7 @@ __all__ = [
     "key_id",
     "lint_document",
     "lint_plan",
+    "load_feature_catalog",
     "load_plan",
     "load_private_key",
     "load_public_key",
@@ -214,6 +239,7 @@ __all__ = [
     "scan_tokens",
     "substitute_inputs",
     "verify_plan",
+    "with_catalog",
 ]
 
 

@@ -24,10 +24,12 @@ from flightdeck.flightplan._canonical import (
     unsafe_integer,
 )
 from flightdeck.flightplan._emit import check_round_trip, emit_skill
+from flightdeck.flightplan._environment import ImageComposer, compose_environment, with_catalog
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._load import PlanLoad, load_plan
 from flightdeck.flightplan._pins import CodeResolver, pin_code
 from flightdeck.flightplan.model._catalog import catalog, parse_tool_ref, resolve_version
+from flightdeck.flightplan.model._features import FeatureCatalog
 from flightdeck.flightplan.model._lock import CodePin, Lock, ResolvedCapability, ResolvedImage
 from flightdeck.flightplan.model._models import FlightPlan
 from flightdeck.flightplan.registry._images import ImageResolver, PinnedOnlyResolver
@@ -110,11 +112,20 @@ def freeze_file(
     resolver: ImageResolver | None = None,
     installed_actions: Collection[str] | None = None,
     code: CodeResolver | None = None,
+    tools: FeatureCatalog | None = None,
+    composer: ImageComposer | None = None,
 ) -> FrozenPlan:
     """Load, lint and freeze a SKILL.md file (does not store it)."""
     load = load_plan(path, installed_actions=installed_actions)
     return freeze_loaded(
-        load, key, publisher=publisher, version=version, resolver=resolver, code=code
+        load,
+        key,
+        publisher=publisher,
+        version=version,
+        resolver=resolver,
+        code=code,
+        tools=tools,
+        composer=composer,
     )
 
 
@@ -126,10 +137,16 @@ def freeze_loaded(
     version: str | None = None,
     resolver: ImageResolver | None = None,
     code: CodeResolver | None = None,
+    tools: FeatureCatalog | None = None,
+    composer: ImageComposer | None = None,
 ) -> FrozenPlan:
     """Freeze a loaded plan. With `code`, every action ref's driver code is
     pinned (`code_pins`, stored as code-pins.json and bound by its digest in
-    the frontmatter's `metadata`); without it, nothing is pinned."""
+    the frontmatter's `metadata`); without it, nothing is pinned. With
+    `tools` (a catalog file), the plan's tools are checked against it and
+    `composer` composes them onto the base into the one image the lock pins."""
+    if tools is not None:
+        load = with_catalog(load, tools)
     if load.plan is None or load.document is None or load.errors:
         raise FlightPlanError(
             "freeze.invalid_plan",
@@ -140,9 +157,14 @@ def freeze_loaded(
     plan = load.plan
     _check_identity(plan, publisher, version)
     assert plan.name is not None
+    images_resolver = resolver or PinnedOnlyResolver()
+    if tools is not None and plan.environment is not None and plan.environment.tools:
+        images, capabilities = compose_environment(plan, tools, images_resolver, composer)
+    else:
+        images, capabilities = _resolve_images(plan, images_resolver), _resolve_tools(plan)
     lock = Lock(
-        resolved_images=_resolve_images(plan, resolver or PinnedOnlyResolver()),
-        resolved_capability_set=_resolve_tools(plan),
+        resolved_images=images,
+        resolved_capability_set=capabilities,
         step_trust=_seal_step_trust(plan),
         publisher=publisher,
         version=version,

@@ -8,9 +8,11 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from flightdeck.flightplan._environment import ImageComposer
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._freeze import FrozenPlan, freeze_file
 from flightdeck.flightplan._pins import CodeResolver
+from flightdeck.flightplan.model._features import FeatureCatalog
 from flightdeck.flightplan.registry._images import ImageResolver
 from flightdeck.flightplan.signing._keyring import Keyring, unrevoked_signing_key
 from flightdeck.flightplan.signing._passphrase import Passphrase
@@ -46,6 +48,8 @@ def freeze_plan(
     code: CodeResolver | None = None,
     passphrase: Passphrase = None,
     keyring: Keyring | None = None,
+    tools: FeatureCatalog | None = None,
+    composer: ImageComposer | None = None,
 ) -> FreezeOutcome:
     """Parse, lint, resolve, lock, hash, sign and store. `signing_key` may be a
     loaded key, a PEM path or PEM text; None reads `FLIGHTDECK_SIGNING_KEY`.
@@ -67,7 +71,14 @@ def freeze_plan(
         hint="sign with a current key ('flightdeck keys generate')",
     )
     frozen = freeze_file(
-        path, key, publisher=publisher, version=version, resolver=resolver, code=code
+        path,
+        key,
+        publisher=publisher,
+        version=version,
+        resolver=resolver,
+        code=code,
+        tools=tools,
+        composer=composer,
     )
     workspace = code.workspace if code is not None else None
     stored, created = (store or SkillStore()).put(frozen, workspace=workspace)

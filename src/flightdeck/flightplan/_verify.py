@@ -27,6 +27,7 @@ from flightdeck.flightplan._canonical import (
     jcs,
     sha256_tag,
 )
+from flightdeck.flightplan._environment import composed_problems
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES, STORE_FILE_BYTES
 from flightdeck.flightplan._parsed import parse_skill
@@ -183,7 +184,9 @@ def verify_plan(
     )
     if requested is not None:
         _check_store_entry(requested, plan, lock, recomputed, folder)
-    problems = [d for d in (*result.diagnostics, *parsed.lint) if d.is_error]
+    # A composed plan's tools are judged against the Features its lock pins.
+    judged = composed_problems(plan, [*result.diagnostics, *parsed.lint])
+    problems = [d for d in judged if d.is_error]
     if problems:
         raise FlightPlanError(
             "verify.invalid_plan",

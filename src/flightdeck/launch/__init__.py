@@ -40,11 +40,13 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._preflight import check_actions
     from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._setup import (
+        catalog_composer,
         code_resolver,
         configured_runtime,
         configured_settings,
         configured_temporal,
     )
+    from flightdeck.launch.compose._composer import FeatureComposer
     from flightdeck.launch.core._errors import LaunchError
     from flightdeck.launch.core._invoker import (
         ActionCall,
@@ -133,6 +135,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StepServices": ("flightdeck.launch.core._services", "StepServices"),
     "provider_from_settings": ("flightdeck.launch.core._services", "provider_from_settings"),
     "code_resolver": ("flightdeck.launch._setup", "code_resolver"),
+    "catalog_composer": ("flightdeck.launch._setup", "catalog_composer"),
+    "FeatureComposer": ("flightdeck.launch.compose._composer", "FeatureComposer"),
     "check_actions": ("flightdeck.launch._preflight", "check_actions"),
     "DryRun": ("flightdeck.launch._dryrun", "DryRun"),
     "dry_run": ("flightdeck.launch._dryrun", "dry_run"),
@@ -168,6 +172,7 @@ __all__ = [
     "EgressDenied",
     "EgressPolicy",
     "Executor",
+    "FeatureComposer",
     "HandlerInvoker",
     "ImageCache",
     "Journal",
@@ -192,6 +197,7 @@ __all__ = [
     "TemporalSettings",
     "TransformContext",
     "bwrap_path",
+    "catalog_composer",
     "check_actions",
     "code_resolver",
     "configured_runtime",
@@ -227,7 +233,7 @@ _LAZY_NAMES = _LazyNames(__name__, _LAZY)
 
 # The sub-packages hold the modules behind the names above; importing one sets
 # it on this package, but it is not one of the package's names.
-_PARTS = frozenset({"core", "engine", "image", "sandbox", "steps", "temporal"})
+_PARTS = frozenset({"compose", "core", "engine", "image", "sandbox", "steps", "temporal"})
 
 
 def __getattr__(name: str) -> _typing.Any:

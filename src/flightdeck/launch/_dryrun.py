@@ -21,7 +21,7 @@ from typing import Any
 from flightdeck.flightplan import FlightPlan, FlightPlanError, Input, TrustState
 from flightdeck.launch._drivers import DriverInvoker
 from flightdeck.launch._inputs import resolve_inputs
-from flightdeck.launch._launch import LaunchOptions, verify_target
+from flightdeck.launch._launch import LaunchOptions, image_record, verify_target
 from flightdeck.launch._pins import check_code
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._runtime import Runtime
@@ -42,6 +42,8 @@ class DryRun:
     inputs: dict[str, Any]
     steps: list[dict[str, Any]] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)
+    # The image the lock pins (a composed one with its base and Features).
+    image: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -61,6 +63,7 @@ class DryRun:
             "inputs": self.inputs,
             "steps": self.steps,
             "problems": self.problems,
+            "image": self.image,
         }
 
 
@@ -190,6 +193,7 @@ async def dry_run(target: str | Path | None, options: LaunchOptions, runtime: Ru
         inputs={item.name: values[item.name] for item in plan.inputs},
         steps=[_source_read(plan, item, options, runtime) for item in sources]
         + _steps(verified, options, runtime),
+        image=image_record(plan).get("image"),
     )
     invoker = runtime.services.invoker
     if isinstance(invoker, DriverInvoker):

@@ -359,5 +359,23 @@ def _start_run(
             "source_reads": resolved.source_reads,
             **flags,
             **code,
+            **image_record(verified.plan),
         },
     )
+
+
+def image_record(plan: FlightPlan) -> dict[str, Any]:
+    """The image the lock pins, for the audit and the dry run: what launch
+    boots and, for a composed image, its base and every Feature with its
+    version and digest. Empty when the lock pins none."""
+    lock = plan.lock
+    if lock is None or not lock.resolved_images:
+        return {}
+    image = lock.resolved_images[0]
+    record: dict[str, Any] = {"pinned": image.pinned}
+    if image.features:
+        record["composed_from"] = image.ref
+        record["features"] = [
+            {"tool": f.tool, "version": f.version, "feature": f.feature} for f in image.features
+        ]
+    return {"image": record}

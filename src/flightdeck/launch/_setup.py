@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.audit import default_sink
 from flightdeck.config import ConfigError, load_config
@@ -40,6 +40,10 @@ from flightdeck.launch.engine._audit import sink_from_spec
 from flightdeck.launch.engine._journal import Journal
 from flightdeck.launch.engine._route import TemporalSettings
 from flightdeck.launch.engine._runtime import Runtime
+
+if TYPE_CHECKING:
+    from flightdeck.flightplan import FeatureCatalog
+    from flightdeck.launch.compose._composer import FeatureComposer
 
 
 def _config(workspace: Path) -> Any:
@@ -60,6 +64,7 @@ GUARDED = {
     "temporal.address": "the Temporal cluster a new launch sends its plan and inputs to",
     "audit.sinks": "files audit records are appended to",
     "launch.driver_libraries": "folders whose Python code is imported",
+    "catalog.file": "the tool catalog whose Features' install.sh freeze runs",
 }
 
 
@@ -208,6 +213,31 @@ def code_resolver(workspace: Path) -> DriverInvoker:
     config = _config(workspace)
     _guard(config, workspace, ("launch.driver_libraries",))
     return DriverInvoker(workspace, _libraries(config))
+
+
+def catalog_composer(
+    workspace: Path, given: Path | None, insecure_hosts: frozenset[str] = frozenset()
+) -> tuple[FeatureCatalog | None, FeatureComposer | None]:
+    """What freeze composes tools with: the catalog file (`given`, else
+    `[catalog] file` of this workspace's configuration, relative to the
+    workspace) and a composer within the workspace's `[images]` limits;
+    (None, None) without one, and tools are checked on the host as before."""
+    from flightdeck.flightplan import load_feature_catalog
+    from flightdeck.launch.compose._composer import FeatureComposer
+    from flightdeck.launch.image._pull_limits import configured_limits
+
+    if given is None:
+        config = _config(workspace)
+        _guard(config, workspace, ("catalog.file",))
+        named = config.get("catalog.file")
+        if named is None:
+            return None, None
+        if not isinstance(named, str) or not named:
+            raise LaunchError("config.invalid", "[catalog] file must be a path")
+        given = workspace / Path(named).expanduser()
+    catalog = load_feature_catalog(given)
+    limits = configured_limits(workspace)
+    return catalog, FeatureComposer(insecure_hosts=insecure_hosts, limits=limits)
 
 
 def configured_runtime(workspace: Path) -> Runtime:

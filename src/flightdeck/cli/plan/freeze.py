@@ -42,6 +42,13 @@ from flightdeck.flightplan import FlightPlanError, OciResolver, freeze_plan
     is_flag=True,
     help="Do not pin driver code (the drivers are not on this machine); launch warns.",
 )
+@click.option(
+    "--catalog",
+    "catalog_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A tool catalog file: environment.tools are composed from its Features into one"
+    " image. Default: [catalog] file in the workspace's flightdeck.toml, if set.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def freeze(
     path: Path,
@@ -52,6 +59,7 @@ def freeze(
     passphrase_fd: int | None,
     workspace: Path | None,
     unpinned: bool,
+    catalog_file: Path | None,
     fmt: str,
 ) -> None:
     """Freeze a SKILL.md: lint, resolve the environment image to a digest and
@@ -65,15 +73,18 @@ def freeze(
       flightdeck freeze SKILL.md --signing-key ~/.keys/flightdeck.key --version 1.0.0
       flightdeck freeze SKILL.md --publisher github://acme/plans --version 1.1.0
       flightdeck freeze plans/digest/SKILL.md --workspace ~/work/metrics --version 1.2.0
+      flightdeck freeze SKILL.md --catalog tools.catalog.json --version 1.0.0
     """
     try:
         passphrase = passphrase_source(passphrase_fd)
     except FlightPlanError as exc:
         fail(exc, fmt)
-    from flightdeck.launch import LaunchError, code_resolver
+    from flightdeck.launch import LaunchError, catalog_composer, code_resolver
 
     resolver = OciResolver(insecure_hosts=frozenset(insecure))
     try:
+        root = _workspace(path, workspace)
+        tools, composer = catalog_composer(root, catalog_file, frozenset(insecure))
         outcome = freeze_plan(
             path,
             signing_key=signing_key,
@@ -81,7 +92,9 @@ def freeze(
             version=version,
             resolver=resolver,
             passphrase=passphrase,
-            code=None if unpinned else code_resolver(_workspace(path, workspace)),
+            code=None if unpinned else code_resolver(root),
+            tools=tools,
+            composer=composer,
         )
     except (FlightPlanError, LaunchError) as exc:  # LaunchError: a bad flightdeck.toml
         fail(exc, fmt)
@@ -95,6 +108,11 @@ def freeze(
     label = f"@{entry.version}" if entry.version else ""
     click.echo(f"{entry.name}{label} {state}: {entry.content_hash}")
     click.echo(f"  stored at {entry.path}")
+    for image in outcome.frozen.lock.get("resolvedImages", []):
+        if image.get("features"):
+            click.echo(f"  composed image {image['digest']} ({image['localTag']})")
+            for feature in image["features"]:
+                click.echo(f"    {feature['tool']}@{feature['version']}: {feature['feature']}")
     for pin in outcome.frozen.code_pins:
         click.echo(f"  code of {pin.driver} pinned: {pin.digest} ({pin.location})")
     if unpinned:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from flightdeck.cli._params import report_format_option
-from flightdeck.cli._render import format_diagnostic
+from flightdeck.cli._render import fail, format_diagnostic
 from flightdeck.documents import Diagnostic
 from flightdeck.flightplan import PlanLoad, load_plan
 
@@ -30,8 +30,19 @@ from flightdeck.flightplan import PlanLoad, load_plan
     " .drivers/ (and configured driver libraries) would run: required inputs, unknown"
     " arguments, declared outputs.",
 )
+@click.option(
+    "--catalog",
+    "catalog_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Check environment.tools against this tool catalog file (the one freeze composes"
+    " from) instead of the shipped catalog: an unknown name or unmatched version is an error.",
+)
 def lint(
-    paths: tuple[Path, ...], fmt: str, installed: tuple[str, ...], workspace: Path | None
+    paths: tuple[Path, ...],
+    fmt: str,
+    installed: tuple[str, ...],
+    workspace: Path | None,
+    catalog_file: Path | None,
 ) -> None:
     """Check Flight Plans (SKILL.md) beyond their schema: unique ids, bindings
     that resolve, an acyclic step graph, declared actions, catalog tools, no
@@ -46,8 +57,17 @@ def lint(
       flightdeck lint --format sarif SKILL.md > flightdeck.sarif
       flightdeck lint --installed aileron:metrics.query_series SKILL.md
       flightdeck lint --workspace ~/work/metrics plans/digest/SKILL.md
+      flightdeck lint --catalog tools.catalog.json SKILL.md
     """
     loads = [load_plan(path, installed_actions=installed or None) for path in paths]
+    if catalog_file is not None:
+        from flightdeck.flightplan import FlightPlanError, load_feature_catalog, with_catalog
+
+        try:
+            catalog = load_feature_catalog(catalog_file)
+        except FlightPlanError as exc:
+            fail(exc, fmt if fmt in ("text", "json") else "text")
+        loads = [with_catalog(load, catalog) for load in loads]
     if workspace is not None:
         loads = [_with_workspace_checks(load, workspace) for load in loads]
     failed = any(not load.ok for load in loads)

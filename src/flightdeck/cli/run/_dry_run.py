@@ -31,6 +31,12 @@ def show_dry_run(
         trust += f" for {report.publisher}"
     click.echo(f"dry run of {report.plan}{label} ({report.content_hash}, {trust})")
     click.echo(f"  code: {report.code.get('warning') or 'pinned, unchanged'}")
+    if report.image:
+        click.echo(f"  image: {report.image['pinned']}")
+        if report.image.get("features"):
+            click.echo(f"    composed from {report.image['composed_from']}")
+        for feature in report.image.get("features", ()):
+            click.echo(f"    {feature['tool']}@{feature['version']}: {feature['feature']}")
     click.echo("inputs:")
     for name, value in report.inputs.items():
         click.echo(f"  {name} = {_value(value)}")

@@ -3,10 +3,11 @@ contracts, and transform names (seed 003, "The execution environment")."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 
 from flightdeck.documents import Diagnostic, Severity, pointer_join
 from flightdeck.flightplan.model._catalog import (
+    CatalogTool,
     builtin_transforms,
     catalog,
     parse_tool_ref,
@@ -29,9 +30,26 @@ def _choices(label: str, names: Collection[str]) -> str:
     return f"{label}: {', '.join(shown)}" if shown else f"there are no {label}"
 
 
-def tools(plan: FlightPlan) -> Iterator[Diagnostic]:
+# The codes `tools` gives that depend on which catalog the plan is read
+# against: a plan composed from a catalog file is checked again against it.
+CATALOG_CODES = frozenset(
+    {
+        "flightplan.unknown_tool",
+        "flightplan.invalid_tool_version",
+        "flightplan.unknown_tool_version",
+        "flightplan.undeclared_program",
+    }
+)
+
+
+def tools(
+    plan: FlightPlan, known: Mapping[str, CatalogTool] | None = None, *, composed: bool = False
+) -> Iterator[Diagnostic]:
+    """`known`: a catalog file's tools instead of the shipped catalog. With
+    `composed` (freeze will compose Features), a well-formed version the
+    catalog lacks is an error here, before freeze, not a warning."""
     env = _map(_map(plan.data.get("aileron")).get("environment"))
-    known = catalog()
+    known = catalog() if known is None else known
     programs: set[str] = set()
     for index, text in enumerate(_list(env.get("tools"))):
         pointer = pointer_join(f"{_A}/environment/tools", index)
@@ -69,8 +87,8 @@ def tools(plan: FlightPlan) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 code="flightplan.unknown_tool_version",
                 message=f"no catalog version of '{ref.name}' matches '{ref.version}'"
-                "; freeze will refuse the plan",
-                severity=Severity.WARNING,
+                + ("" if composed else "; freeze will refuse the plan"),
+                severity=Severity.ERROR if composed else Severity.WARNING,
                 pointer=pointer,
                 hint=f"catalog versions: {', '.join(tool.versions)}",
             )

@@ -5,25 +5,68 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from flightdeck.flightplan.model._values import _list, _map, _str, _strs
+
+# A composed image exists in the image cache of the machine that froze it
+# (or composes it again, to the same digest), never in a registry under this
+# name: launch refuses to pull it (`image.composed_missing`).
+COMPOSED_REPOSITORY = "flightdeck.local/composed"
+COMPOSED_TAG = "flightdeck/composed"
+
+
+@dataclass(frozen=True)
+class ComposedFeature:
+    """One Feature in a composed image: the tool and version it installs,
+    the Feature's reference with the manifest digest it was fetched by, and
+    the programs the catalog says it provides (the version check's names)."""
+
+    tool: str
+    version: str
+    feature: str
+    programs: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, item: object) -> ComposedFeature | None:
+        value = _map(item)
+        fields = [value.get(k) for k in ("tool", "version", "feature")]
+        if not all(isinstance(f, str) for f in fields):
+            return None
+        return cls(str(fields[0]), str(fields[1]), str(fields[2]), _strs(value.get("programs")))
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "version": self.version,
+            "feature": self.feature,
+            "programs": list(self.programs),
+        }
 
 
 @dataclass(frozen=True)
 class ResolvedImage:
+    COMPOSED_REPOSITORY: ClassVar[str] = COMPOSED_REPOSITORY
+
     ref: str  # the image as `environment.image` names it
     # Aileron's form, a bare `sha256:<hex>` (what freeze writes); locks
     # frozen before hold `<name>@sha256:<hex>`, still read.
     digest: str
     local_tag: str | None = None  # Aileron's composed-tools tag, booted as written
+    # A composed image (issue 32): the Features composed onto the base that
+    # `ref` names, in the order they were applied.
+    features: tuple[ComposedFeature, ...] = ()
 
     @property
     def pinned(self) -> str:
         """The reference launch pulls: `<registry>/<repository>@sha256:<hex>`,
-        the repository named by `ref` (an older lock's digest already is one)."""
+        the repository named by `ref` (an older lock's digest already is one);
+        a composed image's is `COMPOSED_REPOSITORY@<digest>`, found in the
+        image cache only."""
         if "@" in self.digest:
             return self.digest
+        if self.features:
+            return f"{COMPOSED_REPOSITORY}@{self.digest}"
         # Lazily: _images brings httpx, which most readers of a plan never need.
         from flightdeck.flightplan._errors import FlightPlanError
         from flightdeck.flightplan.registry._images import ImageRef, parse_image_ref
@@ -34,10 +77,12 @@ class ResolvedImage:
             return f"{self.ref.partition('@')[0]}@{self.digest}"
         return ImageRef(image.registry, image.repository, None, self.digest).pinned
 
-    def to_data(self) -> dict[str, str]:
-        data = {"ref": self.ref, "digest": self.digest}
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"ref": self.ref, "digest": self.digest}
         if self.local_tag is not None:
             data["localTag"] = self.local_tag
+        if self.features:
+            data["features"] = [feature.to_data() for feature in self.features]
         return data
 
 
@@ -131,7 +176,12 @@ class Lock:
         if not isinstance(value, dict):
             return None
         images = tuple(
-            ResolvedImage(item["ref"], item["digest"], _str(item.get("localTag")))
+            ResolvedImage(
+                item["ref"],
+                item["digest"],
+                _str(item.get("localTag")),
+                tuple(f for f in map(ComposedFeature.read, _list(item.get("features"))) if f),
+            )
             for item in _list(value.get("resolvedImages"))
             if isinstance(item, dict)
             and isinstance(item.get("ref"), str)

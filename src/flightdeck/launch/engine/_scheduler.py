@@ -319,7 +319,13 @@ class Scheduler:
     def _locked_versions(self) -> dict[str, str]:
         lock = self.plan.lock
         caps = lock.resolved_capability_set if lock is not None else ()
-        return {cap.name: cap.version for cap in caps}
+        versions = {cap.name: cap.version for cap in caps}
+        # A composed image's tools come from a catalog file the shipped one
+        # does not know: their programs, as the lock recorded them, name them.
+        for image in lock.resolved_images if lock is not None else ():
+            for feature in image.features:
+                versions.update(dict.fromkeys(feature.programs, feature.version))
+        return versions
 
     def _locked_image(self) -> str | None:
         # Only a signed lock pins an image; an unsigned plan runs host tools.

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,12 +99,20 @@ class ImageCache:
     ) -> CachedImage:
         from filelock import FileLock
 
+        from flightdeck.flightplan import ResolvedImage
         from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs, pull
 
         folder.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(folder) + ".lock"):
             if (folder / "ready.json").is_file():
                 return self.verify(pinned)
+            if pinned.startswith(ResolvedImage.COMPOSED_REPOSITORY + "@"):
+                raise LaunchError(
+                    "image.composed_missing",
+                    f"the composed image {pinned} is not in this machine's image cache",
+                    hint="freeze the plan again here with the same catalog: composition is"
+                    " reproducible and gives the same digest",
+                )
             limits = limits or configured_limits(None)
             building = Path(tempfile.mkdtemp(prefix=".pull-", dir=folder.parent))
             try:
@@ -125,6 +135,72 @@ class ImageCache:
             finally:
                 with contextlib.suppress(OSError):
                     remove_path(building)  # however deep a refused layer nested it
+        return CachedImage(pinned, folder, str(ready["tree"]), tuple(dropped), pulled=True)
+
+    def put(
+        self,
+        pinned: str,
+        manifest: bytes,
+        blobs: Mapping[str, Path],
+        limits: PullLimits | None = None,
+        *,
+        base: CachedImage | None = None,
+        spent: dict[str, float] | None = None,
+    ) -> CachedImage:
+        """Store an image made on this machine (a composed one): the manifest
+        the pin's digest names, each blob from the file `blobs` maps its
+        digest to (hard-linked where it can be: the caller hands over files
+        it digested, the cache's own verified blobs and the layers it wrote;
+        a copy is checked), and the rootfs
+        unpacked from the layers exactly as a pulled image's is. With `base`
+        (the verified cached image whose layers come first), its rootfs is
+        copied and only the layers after them are unpacked on top: the same
+        tree, since the base's was unpacked from those layers and its tree
+        digest just verified. `spent` gets the seconds of `blobs` and
+        `rootfs`. An image already stored is verified instead."""
+        from filelock import FileLock
+
+        from flightdeck.launch.image._pull import LAYER_TYPES, check_blob, manifest_blobs
+
+        folder = self.folder(pinned)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        times = spent if spent is not None else {}
+        with FileLock(str(folder) + ".lock"):
+            if (folder / "ready.json").is_file():
+                return self.verify(pinned)
+            building = Path(tempfile.mkdtemp(prefix=".compose-", dir=folder.parent))
+            try:
+                started = time.perf_counter()
+                (building / "blobs").mkdir()
+                for name in ("pinned.json", "manifest.json"):
+                    (building / name).write_bytes(manifest)
+                config, layers = manifest_blobs(manifest, pinned)
+                for blob in (config, *layers):
+                    target = building / "blobs" / blob.hex
+                    if not _linked(blobs[blob.digest], target):
+                        check_blob(target, blob, pinned)
+                times["blobs"] = time.perf_counter() - started
+                started = time.perf_counter()
+                files = [(building / "blobs" / b.hex, LAYER_TYPES[b.media_type]) for b in layers]
+                if base is not None:
+                    shutil.copytree(base.rootfs, building / "rootfs", symlinks=True)
+                    _, below = manifest_blobs((base.folder / "manifest.json").read_bytes(), pinned)
+                    files = files[len(below) :]
+                dropped = unpack(files, building / "rootfs", limits or configured_limits(None))
+                dropped = [*(base.dropped if base else ()), *dropped]
+                ready = {
+                    "pinned": pinned,
+                    "tree": tree_digest(building / "rootfs"),
+                    "dropped": dropped,
+                    "pulled_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "composed": True,
+                }
+                (building / "ready.json").write_text(json.dumps(ready, indent=2), "utf-8")
+                building.rename(folder)
+                times["rootfs"] = time.perf_counter() - started
+            finally:
+                with contextlib.suppress(OSError):
+                    remove_path(building)
         return CachedImage(pinned, folder, str(ready["tree"]), tuple(dropped), pulled=True)
 
     def verify(self, pinned: str) -> CachedImage:
@@ -202,6 +278,17 @@ class ImageCache:
                     remove_path(folder)
                 removed.append(digest)
         return removed
+
+
+def _linked(source: Path, target: Path) -> bool:
+    """A blob is never written once stored, so another image's copy can be
+    shared (True); across file systems it is copied (False)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+        return False
+    return True
 
 
 __all__ = ["CachedImage", "ImageCache"]

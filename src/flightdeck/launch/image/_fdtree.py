@@ -18,7 +18,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,11 +49,14 @@ class Entry:
     info: os.stat_result
 
 
-def walk(top: Path | int, *, max_depth: int) -> Iterator[Entry]:
+def walk(
+    top: Path | int, *, max_depth: int, descend: Callable[[str], bool] | None = None
+) -> Iterator[Entry]:
     """Every entry under `top`, without following links: a folder's entries
     in sorted order, then each sub-folder's the same way (the order of
     `os.walk` with sorted names). One descriptor per level is held while its
-    folder is walked; `TooDeep` past `max_depth` levels."""
+    folder is walked; `TooDeep` past `max_depth` levels. `descend`, given a
+    sub-folder's relative path, says whether to walk into it."""
     root = os.open(top, DIR_FLAGS) if isinstance(top, Path) else os.dup(top)
     fds: list[int] = []  # the folders being walked, root first
     pending: list[Iterator[str]] = []  # each one's sub-folders still to walk
@@ -65,7 +68,7 @@ def walk(top: Path | int, *, max_depth: int) -> Iterator[Entry]:
             for name in sorted(os.listdir(fd)):
                 info = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 yield Entry(prefix + name, fd, name, info)
-                if stat.S_ISDIR(info.st_mode):
+                if stat.S_ISDIR(info.st_mode) and (descend is None or descend(prefix + name)):
                     subdirs.append(name)
             pending.append(iter(subdirs))
             while fds:

@@ -42,6 +42,8 @@ LAYER_TYPES = {
     "application/vnd.oci.image.layer.v1.tar+gzip": "gz",
     "application/vnd.docker.image.rootfs.diff.tar.gzip": "gz",
     "application/vnd.docker.image.rootfs.diff.tar": "",
+    # A Dev Container Feature's tarball (issue 32), fetched like a layer.
+    "application/vnd.devcontainers.layer.v1+tar": "",
 }
 _ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 

@@ -250,7 +250,7 @@ class Rootfs:
                 "unsafe_layer", f"{'/'.join(parts)}: the link target is not a usable path"
             )
         fd, physical = self._parent(parts)
-        if not target.startswith("/") and _climbs_out(physical, target):
+        if not target.startswith("/") and climbs_out(physical, target):
             raise Refused("unsafe_layer", f"{'/'.join(parts)} -> {target} points outside the image")
         self._clear(fd, physical, parts[-1], keep_dir=False)
         os.symlink(target, parts[-1], dir_fd=fd)
@@ -329,7 +329,7 @@ def _depth(physical: str) -> int:
     return physical.count("/") + 1 if physical else 0
 
 
-def _climbs_out(physical: str, target: str) -> bool:
+def climbs_out(physical: str, target: str) -> bool:
     """Whether a relative link in the folder `physical` climbs above the
     root, judged where the link really is (lexically, as the old tarfile
     `data` filter judged it, but without asking `realpath`)."""
@@ -344,4 +344,4 @@ def _climbs_out(physical: str, target: str) -> bool:
     return False
 
 
-__all__ = ["MAX_DEPTH", "MAX_NAME", "Refused", "Rootfs", "clean"]
+__all__ = ["MAX_DEPTH", "MAX_NAME", "Refused", "Rootfs", "clean", "climbs_out"]

@@ -53,6 +53,9 @@ async def check_tool_version(
     Raises `LaunchError` when the program is missing or at another version.
     `inside` (bwrap, rootfs): look and run inside the pinned image instead."""
     tool = tool_for(program)
+    name = program.rsplit("/", 1)[-1]
+    if (tool is None or tool not in locked) and name in locked:
+        tool = name  # a composed image's program, pinned by the lock's Feature
     if tool is None or tool not in locked:
         return None
     path = _which(program, inside[1]) if inside else shutil.which(program, path=SAFE_PATH)

@@ -1,0 +1,61 @@
+"""Issue 32: where freeze finds the catalog file, and who may name it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flightdeck.config import set_trust
+from flightdeck.flightplan import FlightPlanError
+from flightdeck.launch import FeatureComposer, LaunchError, catalog_composer
+
+DIGEST = "sha256:" + "a" * 64
+CATALOG = {
+    "catalogVersion": 1,
+    "runnerBase": "127.0.0.1:5000/runner@" + DIGEST,
+    "tools": {"hello": {"versions": {"1.0.0": {"feature": "127.0.0.1:5000/f@" + DIGEST}}}},
+}
+
+
+def _workspace(tmp_path: Path, toml: str) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "flightdeck.toml").write_text(toml)
+    (ws / "tools.json").write_text(json.dumps(CATALOG))
+    return ws
+
+
+def test_no_catalog_keeps_host_tools(tmp_path: Path) -> None:
+    assert catalog_composer(_workspace(tmp_path, ""), None) == (None, None)
+
+
+def test_an_untrusted_workspace_cannot_name_the_catalog(tmp_path: Path) -> None:
+    """Its Features' install.sh would run at the user's freeze."""
+    ws = _workspace(tmp_path, '[catalog]\nfile = "tools.json"\n')
+    with pytest.raises(LaunchError) as caught:
+        catalog_composer(ws, None)
+    assert caught.value.code == "workspace.untrusted"
+    assert "[catalog] file" in caught.value.message
+    set_trust(ws)
+    catalog, composer = catalog_composer(ws, None)
+    assert catalog is not None and "hello" in catalog.tools
+    assert isinstance(composer, FeatureComposer)
+
+
+def test_a_catalog_named_on_the_command_line_needs_no_trust(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, "")
+    catalog, _ = catalog_composer(ws, ws / "tools.json")
+    assert catalog is not None and catalog.runner_base == CATALOG["runnerBase"]
+    with pytest.raises(FlightPlanError) as caught:
+        catalog_composer(ws, ws / "missing.json")
+    assert caught.value.code == "catalog.unreadable"
+
+
+def test_a_bad_catalog_setting_is_refused(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, "[catalog]\nfile = 3\n")
+    set_trust(ws)
+    with pytest.raises(LaunchError) as caught:
+        catalog_composer(ws, None)
+    assert caught.value.code == "config.invalid"
