@@ -374,7 +374,7 @@ def test_config_show_reports_a_config_error_as_before(
 
 SIGNATURES = {
     UiError: "(code: 'str', message: 'str', hint: 'str | None' = None) -> 'None'",
-    AuditStoreError: "(code: 'str', path: 'Path', message: 'str') -> 'None'",
+    AuditStoreError: "(code: 'str', path: 'Path | str', message: 'str') -> 'None'",
     AuditQueryError: "(message: 'str', hint: 'str | None' = None) -> 'None'",
     ConfigError: "(path: 'Path', message: 'str', code: 'str' = 'config.invalid') -> 'None'",
     DriverError: "(code: 'str', message: 'str', *, pointer: 'str' = '', file: 'str | None' = None, "
