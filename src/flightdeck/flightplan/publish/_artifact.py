@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flightdeck._bounded import MiB
+from flightdeck._json import read_json
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._limits import PLAN_FILE_BYTES, STORE_FILE_BYTES
 from flightdeck.flightplan.publish._drivers import DRIVERS_LIMIT, DRIVERS_TITLE, DRIVERS_TYPE
@@ -244,8 +245,8 @@ def _descriptor(item: object, where: str) -> Descriptor:
 
 def _json(body: bytes, where: str) -> dict[str, Any]:
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (ValueError, RecursionError):
+        data = read_json(body.decode("utf-8"))
+    except ValueError:
         raise _error("install.bad_manifest", f"{where} is not JSON", where) from None
     if not isinstance(data, dict) or _depth(data) > MAX_DEPTH:
         raise _error(

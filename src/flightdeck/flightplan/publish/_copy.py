@@ -12,12 +12,12 @@ so the target never names a blob or manifest it lacks.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan.publish._artifact import Descriptor
 from flightdeck.flightplan.registry._images import ImageRef, parse_image_ref
@@ -115,8 +115,8 @@ def _descriptor(item: Any, where: str) -> Descriptor:
 
 def _object(body: bytes, where: str) -> dict[str, Any]:
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
+        data = read_json(body)
+    except ValueError:
         data = None
     if not isinstance(data, dict):
         raise FlightPlanError("publish.image_invalid", f"{where} is not a JSON manifest")

@@ -34,6 +34,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from flightdeck._bounded import read_regular
+from flightdeck._json import read_json
 from flightdeck.flightplan._canonical import jcs
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan.publish._artifact import (
@@ -111,8 +112,8 @@ def read_index(body: bytes, envelope: bytes, where: str) -> tuple[VersionsIndex,
     """Parse an index and its envelope (unverified); `install.index_untrusted`
     when they are not well formed."""
     try:
-        data = json.loads(body)
-        sig = json.loads(envelope)
+        data = read_json(body)
+        sig = read_json(envelope)
         index = VersionsIndex(
             str(data["name"]),
             data["publisher"] if isinstance(data.get("publisher"), str) else None,
@@ -124,7 +125,7 @@ def read_index(body: bytes, envelope: bytes, where: str) -> tuple[VersionsIndex,
             isinstance(sig.get(k), str) for k in ("keyId", "signature")
         ):
             raise TypeError("the signature envelope is not {keyId, signature}")
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise FlightPlanError(
             "install.index_untrusted", f"{where}: the versions index is malformed ({exc})"
         ) from None
@@ -222,7 +223,7 @@ def fetch_index(client: OciClient, repo: ImageRef, where: str) -> tuple[bytes, b
             return None
         raise
     try:
-        data = json.loads(manifest.body)
+        data = read_json(manifest.body)
         layers = {item["mediaType"]: item for item in data["layers"]}
         if data.get("artifactType") != INDEX_TYPE:
             raise TypeError(f"artifactType {data.get('artifactType')!r}")
@@ -233,7 +234,7 @@ def fetch_index(client: OciClient, repo: ImageRef, where: str) -> tuple[bytes, b
             if not isinstance(size, int) or not 0 <= size <= INDEX_LIMIT:
                 raise TypeError(f"size {size!r}")
             parts.append(client.blob(repo, str(layer["digest"]), size))
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise FlightPlanError(
             "install.index_untrusted", f"{where}: the `index` tag is not a versions index ({exc})"
         ) from None
@@ -264,8 +265,8 @@ class IndexState:
         if not self.path.exists():
             return {}
         try:
-            data = json.loads(read_regular(self.path, INDEX_LIMIT).decode("utf-8"))
-        except (OSError, ValueError, RecursionError):
+            data = read_json(read_regular(self.path, INDEX_LIMIT).decode("utf-8"))
+        except (OSError, ValueError):
             raise FlightPlanError(
                 "install.index_state_unreadable",
                 f"{self.path} is damaged",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck._json import read_json
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._verify import VerifiedPlan, verify_plan
 from flightdeck.flightplan.publish._artifact import (
@@ -128,7 +129,7 @@ def install(
                     raw = client.blob(ref, layer.digest, layer.size)
                     beside.update(unpack(raw, checked.lock.code_pins, where))
             identity = (checked.name, checked.content_hash, checked.version, checked.publisher)
-            statement = json.loads(files["SKILL.md.sig"]).get("statement") or {}
+            statement = read_json(files["SKILL.md.sig"]).get("statement") or {}
             entry, created = store.put_verified(
                 identity, files, checked.signer_key_id, statement.get("signedAt"), beside
             )
@@ -225,7 +226,7 @@ def _check_identity(artifact: Artifact, verified: VerifiedPlan, where: str) -> N
 
 def _origin(folder: Path) -> dict[str, Any]:
     try:
-        data = json.loads((folder / ORIGIN_FILE).read_text("utf-8"))
+        data = read_json((folder / ORIGIN_FILE).read_text("utf-8"))
     except (OSError, ValueError):
         return {}  # installed before from elsewhere, or frozen here
     return data if isinstance(data, dict) else {}

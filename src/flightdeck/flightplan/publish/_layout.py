@@ -24,6 +24,7 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
+from flightdeck._json import read_json
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan.publish._artifact import INDEX_TYPE
 from flightdeck.flightplan.publish._install import InstallResult, install
@@ -148,13 +149,13 @@ class LayoutReader(OciClient):
         digest = reference if reference.startswith("sha256:") else None
         if digest is None:
             try:
-                index = json.loads(self._member("index.json", INDEX_LIMIT, "index.json"))
+                index = read_json(self._member("index.json", INDEX_LIMIT, "index.json"))
                 named = [
                     m
                     for m in index["manifests"]
                     if isinstance(m, dict) and m.get("annotations", {}).get(REF_NAME) == reference
                 ]
-            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 raise RegistryRefused(
                     "not_found", "the layout's index.json is unreadable"
                 ) from None
@@ -184,8 +185,8 @@ class LayoutReader(OciClient):
 
 def _media_type(body: bytes) -> str:
     try:
-        media = json.loads(body).get("mediaType", "")
-    except (ValueError, AttributeError, RecursionError):
+        media = read_json(body).get("mediaType", "")
+    except (ValueError, AttributeError):
         return ""  # install judges the manifest itself
     return media if isinstance(media, str) else ""
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from flightdeck._json import read_json
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan._verify import VerifiedPlan, verify_plan
 from flightdeck.flightplan.publish._artifact import (
@@ -261,8 +262,8 @@ def _frozen_workspace(folder: Path) -> Path | None:
     `pack` checks every file against the signed pins), or, for a version
     installed here, the driver files install stored beside it."""
     try:
-        meta = json.loads((folder / "meta.json").read_text("utf-8"))
-    except (OSError, ValueError, RecursionError):
+        meta = read_json((folder / "meta.json").read_text("utf-8"))
+    except (OSError, ValueError):
         meta = None
     where = meta.get("workspace") if isinstance(meta, dict) else None
     if isinstance(where, str):
@@ -281,18 +282,18 @@ def _link(client: OciClient, repo: ImageRef, subject: Descriptor, manifest: byte
     entries: list[Any] = []
     try:
         current = client.manifest(repo, tag, MANIFEST_LIMIT).body
-        data = json.loads(current)
+        data = read_json(current)
         if isinstance(data, dict) and isinstance(data.get("manifests"), list):
             entries = data["manifests"]
     except RegistryRefused as exc:
         if exc.code != "not_found":
             raise
-    except (ValueError, RecursionError):
+    except ValueError:
         entries = []  # not an index: replaced by one
     digest = sha256(manifest)
     if any(isinstance(e, dict) and e.get("digest") == digest for e in entries):
         return "fallback"
-    annotations = json.loads(manifest)["annotations"]
+    annotations = read_json(manifest)["annotations"]
     entries.append(
         {
             "mediaType": MANIFEST_TYPE,

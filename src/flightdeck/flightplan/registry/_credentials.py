@@ -11,13 +11,13 @@ the host on stdin, its answer bounded. Nothing is found: None (anonymous).
 from __future__ import annotations
 
 import base64
-import json
 import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from flightdeck._bounded import read_at_most
+from flightdeck._json import read_json
 
 _LIMIT = 1 << 20
 
@@ -26,8 +26,8 @@ def _config() -> dict[str, Any]:
     base = os.environ.get("DOCKER_CONFIG")
     path = Path(base) / "config.json" if base else Path.home() / ".docker" / "config.json"
     try:
-        data = json.loads(read_at_most(path, _LIMIT).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = read_json(read_at_most(path, _LIMIT).decode("utf-8"))
+    except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -41,8 +41,8 @@ def _helper(name: str, host: str) -> tuple[str, str] | None:
             timeout=30,
             check=False,
         )
-        answer = json.loads(done.stdout[:_LIMIT]) if done.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError, RecursionError):
+        answer = read_json(done.stdout[:_LIMIT]) if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
         return None
     if not isinstance(answer, dict):
         return None

@@ -12,11 +12,11 @@ registry, as before.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from flightdeck._bounded import read_regular
+from flightdeck._json import read_json
 from flightdeck.flightplan import FlightPlan, FlightPlanError, parse_image_ref
 from flightdeck.launch.core._errors import LaunchError
 
@@ -34,12 +34,12 @@ def from_origin(plan: FlightPlan, skill: Path) -> FlightPlan:
     image = lock.resolved_images[0]
     digest = image.digest.rpartition("@")[2]
     try:
-        data = json.loads(read_regular(path, _LIMIT).decode("utf-8"))
+        data = read_json(read_regular(path, _LIMIT).decode("utf-8"))
         registry, repository = data["registry"], data["repository"]
         if not (isinstance(registry, str) and isinstance(repository, str)):
             raise TypeError("registry and repository must be strings")
         parse_image_ref(f"{registry}/{repository}@{digest}")
-    except (OSError, ValueError, RecursionError, KeyError, TypeError, FlightPlanError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, FlightPlanError) as exc:
         detail = exc.message if isinstance(exc, FlightPlanError) else str(exc)
         raise LaunchError(
             "image.origin_unreadable",
