@@ -59,3 +59,28 @@ def test_a_bad_catalog_setting_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LaunchError) as caught:
         catalog_composer(ws, None)
     assert caught.value.code == "config.invalid"
+
+
+def test_lint_with_a_workspace_reads_its_catalog(tmp_path: Path) -> None:
+    from tests.cli._run import run
+
+    ws = _workspace(tmp_path, '[catalog]\nfile = "tools.json"\n')
+    plan = ws / "SKILL.md"
+    step = {"id": "s", "kind": "tool", "command": ["hello"], "outputs": ["files"]}
+    block = {
+        "schemaVersion": "aileron.flightplan.v1",
+        "environment": {"tools": ["hello@1", "hello@9"]},
+        "inputs": [],
+        "outputs": [],
+        "steps": [step],
+    }
+    plan.write_text(f"---\nname: p\ndescription: d\naileron: {json.dumps(block)}\n---\n# P\n")
+    shipped = run("lint", str(plan), "--format", "json")
+    codes = {d["code"] for d in json.loads(shipped.stdout)["files"][0]["diagnostics"]}
+    assert "flightplan.unknown_tool" in codes  # not in the shipped catalog
+    done = run("lint", str(plan), "--workspace", str(ws), "--format", "json")
+    found = json.loads(done.stdout)["files"][0]["diagnostics"]
+    assert done.returncode == 1
+    assert [(d["code"], d["pointer"]) for d in found if d["severity"] == "error"] == [
+        ("flightplan.unknown_tool_version", "/aileron/environment/tools/1")
+    ]

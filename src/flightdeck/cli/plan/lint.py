@@ -35,7 +35,8 @@ from flightdeck.flightplan import PlanLoad, load_plan
     "catalog_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Check environment.tools against this tool catalog file (the one freeze composes"
-    " from) instead of the shipped catalog: an unknown name or unmatched version is an error.",
+    " from) instead of the shipped catalog: an unknown name or unmatched version is an error."
+    " Default with --workspace: its [catalog] file, if set.",
 )
 def lint(
     paths: tuple[Path, ...],
@@ -60,6 +61,8 @@ def lint(
       flightdeck lint --catalog tools.catalog.json SKILL.md
     """
     loads = [load_plan(path, installed_actions=installed or None) for path in paths]
+    if catalog_file is None and workspace is not None:
+        catalog_file = _configured_catalog(workspace, fmt)
     if catalog_file is not None:
         from flightdeck.flightplan import FlightPlanError, load_feature_catalog, with_catalog
 
@@ -98,6 +101,18 @@ def lint(
             for diag in load.diagnostics:
                 click.echo(format_diagnostic(diag))
     raise SystemExit(1 if failed else 0)
+
+
+def _configured_catalog(workspace: Path, fmt: str) -> Path | None:
+    """`[catalog] file` of the workspace's configuration (reading a catalog
+    runs nothing, so an untrusted workspace's is read too)."""
+    from flightdeck.config import ConfigError, load_config
+
+    try:
+        named = load_config(workspace.resolve()).get("catalog.file")
+    except ConfigError as exc:
+        fail(exc, fmt if fmt in ("text", "json") else "text")
+    return workspace.resolve() / named if isinstance(named, str) and named else None
 
 
 def _with_workspace_checks(load: PlanLoad, workspace: Path) -> PlanLoad:
