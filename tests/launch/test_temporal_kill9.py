@@ -131,7 +131,11 @@ class Chaos:
     def _kill_one(self) -> None:
         if self.run_kills >= KILLS_PER_RUN:  # let the run end
             return
-        target = "launcher" if self.rng.random() < 0.3 else "worker"
+        # The first kill of a run aims at the launcher until one has been
+        # killed: with three workers to choose from, a seeded campaign could
+        # otherwise end without one (the test wants both kinds).
+        first = self.run_kills == 0 and "launcher" not in self.kills
+        target = "launcher" if first or self.rng.random() < 0.3 else "worker"
         pid, unsafe = None, False
         if target == "worker" and self.rng.random() < 0.75:
             # A worker's death matters while it runs a step: wait for one to
