@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from flightdeck.config import statements
 from flightdeck.launch import Journal
 from flightdeck.launch.engine import _journal_schema
 
@@ -111,7 +112,7 @@ def test_processes_opening_an_old_journal_at_once_migrate_it_once(tmp_path: Path
         assert time.monotonic() < deadline, "the journal never waited for the lock"
         time.sleep(0.01)
     name, sql = _journal_schema.MIGRATIONS[1]
-    for statement in _journal_schema.statements(sql):
+    for statement in statements(sql):
         other.execute(statement)
     other.execute("INSERT INTO _migrations VALUES (?, 'now')", (name,))
     other.execute("COMMIT")

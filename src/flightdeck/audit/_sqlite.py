@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from flightdeck._json import read_json
 from flightdeck.audit._errors import AuditStoreError
 from flightdeck.audit._record import AuditRecord
+from flightdeck.config import migrate_sqlite
 
 if TYPE_CHECKING:
     from flightdeck.audit._query import AuditQuery
@@ -67,15 +68,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
-    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-    for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        # The migration and its bookkeeping row commit together (names are constants).
-        conn.executescript(
-            f"BEGIN; {sql}; INSERT INTO _migrations (name, applied_at)"
-            f" VALUES ('{name}', datetime('now')); COMMIT;"
-        )
+    # Under the write lock: two processes creating the store at once apply
+    # each migration once.
+    migrate_sqlite(conn, MIGRATIONS)
 
 
 class SQLiteAuditSink:

@@ -22,17 +22,24 @@ if TYPE_CHECKING:
         config_paths,
         explain_config,
     )
+    from flightdeck.config._sqlite import migrate_sqlite, statements
 
 _EXPLAIN = {"ENVIRONMENT", "ConfigPaths", "Setting", "config_paths", "explain_config"}
+_SQLITE = {"migrate_sqlite", "statements"}
 
 
 def __getattr__(name: str) -> Any:
-    # `config show` alone needs these: imported on first use (PEP 562).
-    if name not in _EXPLAIN:
-        raise AttributeError(f"module 'flightdeck.config' has no attribute {name!r}")
-    from flightdeck.config import _explain
+    # `config show` alone needs these, and the SQLite stores the others:
+    # imported on first use (PEP 562).
+    if name in _EXPLAIN:
+        from flightdeck.config import _explain
 
-    return getattr(_explain, name)
+        return getattr(_explain, name)
+    if name in _SQLITE:
+        from flightdeck.config import _sqlite
+
+        return getattr(_sqlite, name)
+    raise AttributeError(f"module 'flightdeck.config' has no attribute {name!r}")
 
 
 __all__ = [
@@ -56,8 +63,10 @@ __all__ = [
     "load_config",
     "mask_url",
     "merge_layers",
+    "migrate_sqlite",
     "screen",
     "set_trust",
+    "statements",
     "store_url",
     "trust_notice",
 ]

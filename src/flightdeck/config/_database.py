@@ -16,6 +16,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from flightdeck._errors import FlightdeckError
 from flightdeck.config._files import ConfigError, _read
 from flightdeck.config._paths import config_dir
 
@@ -28,31 +29,20 @@ _POOLS: dict[str, ConnectionPool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-class StoreError(Exception):
+class StoreError(FlightdeckError):
     """The shared store cannot be used: a bad URL (`database.bad_url`), a server
     that does not answer or refuses us (`database.unreachable`), a schema change
     that failed (`database.migration_failed`), psycopg not installed
     (`database.driver_missing`). `location` is the URL with its password masked."""
 
+    fields = ("code", "message", "location", "hint")
+    hint_prefix = "  hint: "
+    __str__ = Exception.__str__  # the message alone, which names the store
+
     def __init__(self, code: str, location: str, message: str, hint: str | None = None) -> None:
-        super().__init__(f"store {location}: {message}")
-        self.code = code
+        super().__init__(code, f"store {location}: {message}", hint=hint)
         self.location = location
-        self.message = f"store {location}: {message}"
         self.reason = message
-        self.hint = hint
-
-    def describe(self) -> str:
-        text = f"error: {self.message} [{self.code}]"
-        return text + (f"\n  hint: {self.hint}" if self.hint else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "location": self.location,
-            "hint": self.hint,
-        }
 
 
 def mask_url(url: str) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from flightdeck.config import migrate_sqlite
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0001_runs",
@@ -122,43 +124,9 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
 )
 
-_NAMES = frozenset(name for name, _ in MIGRATIONS)
-
-
-def _applied(conn: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-
-
-def statements(sql: str) -> list[str]:
-    """A migration's statements, split where SQLite says one is complete."""
-    out, part = [], ""
-    for line in sql.splitlines(keepends=True):
-        part += line
-        if sqlite3.complete_statement(part):
-            out.append(part.strip())
-            part = ""
-    return out
-
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Bring the journal on `conn` (autocommit) to the newest schema. The
-    missing migrations run in one transaction that holds the write lock from
-    its start and reads what is applied again under it: a process that waited
-    for another's migration finds it done instead of applying it a second
-    time (`duplicate column`, a journal refused as unusable)."""
+    """Bring the journal on `conn` (autocommit) to the newest schema, under
+    the write lock (`flightdeck.config.migrate_sqlite`)."""
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    if _applied(conn) == _NAMES:
-        return  # the common case: no write lock for a journal that is current
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        done = _applied(conn)
-        for name, sql in MIGRATIONS:
-            if name in done:
-                continue
-            for statement in statements(sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (name,))
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    migrate_sqlite(conn, MIGRATIONS)
