@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from flightdeck._json import JsonError, read_json
-from flightdeck.agent.protocol._limits import MAX_DEPTH, MAX_ID_CHARS, MAX_ITEMS, line_problem
+from flightdeck.agent.protocol._limits import MAX_ID_CHARS, MAX_ITEMS, line_problem
 from flightdeck.agent.protocol._models import (
     COMMAND_TYPES,
     Command,
@@ -32,7 +32,9 @@ def read_command(line: str | bytes) -> Command | ProtocolProblem:
     if problem is not None:
         return ProtocolProblem(problem)
     try:
-        data = read_json(raw, depth=MAX_DEPTH)
+        # `line_problem` has just measured the nesting against MAX_DEPTH;
+        # measuring it again would cost a second pass over every line.
+        data = read_json(raw, depth=None)
     except JsonError as exc:
         return ProtocolProblem(f"Malformed JSON: {short(str(exc))}")
     if not isinstance(data, dict):
