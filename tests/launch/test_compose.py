@@ -12,6 +12,8 @@ are each refused with their own code.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -150,9 +152,10 @@ def test_a_tools_only_plan_runs_inside_its_composed_image(
     manifest = json.loads((folder / "manifest.json").read_text())
     assert len(manifest["layers"]) == 3
     for layer in manifest["layers"][1:]:
-        with tarfile.open(folder / "blobs" / layer["digest"][7:]) as tar:
+        with tarfile.open(folder / "blobs" / "sha256" / layer["digest"][7:]) as tar:
             names = tar.getnames()
         assert names and not [n for n in names if n.split("/")[0] in ("proc", "dev", "tmp")]
+    _umoci_reads(folder, tmp_path / "bundle")
 
     result = harness.run("composed-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
     assert result.status == "completed", result.error
@@ -177,6 +180,31 @@ def test_a_tools_only_plan_runs_inside_its_composed_image(
     monkeypatch.setenv("FLIGHTDECK_HOME", str(tmp_path / "home2"))
     again = _freeze(plan, catalog, tmp_path / "keys2")
     assert again.frozen.lock["resolvedImages"][0]["digest"] == image["digest"]
+
+
+def _umoci_reads(folder: Path, bundle: Path) -> None:
+    """The cached composed image is a standard OCI layout: umoci (a tool of
+    its own) lists its layers and unpacks it to the tools the steps use."""
+    if shutil.which("umoci") is None:
+        pytest.skip("needs umoci to read the layout: apt-get install umoci")
+    stat = subprocess.run(
+        ["umoci", "stat", "--json", "--image", f"{folder}:latest"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert stat.returncode == 0, stat.stderr
+    assert isinstance(json.loads(stat.stdout), dict)  # the base keeps no history to list
+    done = subprocess.run(
+        ["umoci", "unpack", "--image", f"{folder}:latest", str(bundle)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (bundle / "rootfs" / "usr" / "local" / "bin" / "greet").read_text() == _features.GREET
+    assert not (bundle / "rootfs" / "etc" / "motd").exists()  # the whiteout applied
+    ImageCache().verify(f"flightdeck.local/composed@sha256:{folder.name}")  # umoci changed nothing
 
 
 def test_unknown_tools_and_versions_are_located_lint_errors(

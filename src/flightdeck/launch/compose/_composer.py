@@ -39,6 +39,7 @@ from flightdeck.launch.compose._install import MOUNT_POINTS, run_install
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._cache import CachedImage, ImageCache
 from flightdeck.launch.image._fdtree import TooDeep, remove_path
+from flightdeck.launch.image._layout import blob_file
 from flightdeck.launch.image._layer import Changes, Snapshot, check, diff, snapshot, write_layer
 from flightdeck.launch.image._oci import NewLayer, composed_config, composed_manifest, sha256
 from flightdeck.launch.image._pull import manifest_blobs
@@ -105,7 +106,7 @@ class FeatureComposer:
         manifest = image.folder / "manifest.json"
         config, layers = manifest_blobs(manifest.read_bytes(), base)
         tree = work / "rootfs"
-        blobs = {b.digest: image.folder / "blobs" / b.hex for b in (config, *layers)}
+        blobs = {b.digest: blob_file(image.folder, b.hex) for b in (config, *layers)}
         # The verified base's rootfs, copied (never linked: install.sh may
         # write into any file, and the cache's must stay as they are).
         await asyncio.to_thread(shutil.copytree, image.rootfs, tree, symlinks=True)
@@ -131,7 +132,9 @@ class FeatureComposer:
             container_env.update(feature.container_env)
             applied.append(ComposedFeature(pin.tool, pin.version, feature.pinned, pin.programs))
         started = time.perf_counter()
-        config_bytes = composed_config(blobs[config.digest].read_bytes(), made, container_env, base)
+        config_bytes = composed_config(
+            blobs[config.digest].read_bytes(), len(layers), made, container_env, base
+        )
         blobs[sha256(config_bytes)] = work / "config.json"
         (work / "config.json").write_bytes(config_bytes)
         manifest_bytes = composed_manifest(

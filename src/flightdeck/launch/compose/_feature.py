@@ -28,6 +28,7 @@ from pathlib import Path
 from flightdeck._json import JsonError, read_json
 from flightdeck.flightplan import FeaturePin, FlightPlanError, OciResolver, parse_image_ref
 from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.image._layout import blob_file
 from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs, pull
 from flightdeck.launch.image._pull_limits import PullLimits
 from flightdeck.launch.image._unpack import unpack
@@ -72,7 +73,7 @@ def fetch_feature(
             )
         blob = layers[0]
         unpack(
-            [(into / "blobs" / blob.hex, LAYER_TYPES[blob.media_type])], into / "feature", limits
+            [(blob_file(into, blob.hex), LAYER_TYPES[blob.media_type])], into / "feature", limits
         )
     except LaunchError as exc:
         raise _feature_error(exc, pin) from None
