@@ -56,11 +56,12 @@ def export_skill(target: str, output: Path, fmt: str) -> None:
     """Write a verified stored version as an OCI image layout tar: the same
     artifact `publish` pushes, for a machine without a registry."""
     from flightdeck.cli._render import fail
+    from flightdeck.cli.plan.publish import local_image
     from flightdeck.flightplan import FlightPlanError
     from flightdeck.flightplan.publish._layout import export
 
     try:
-        result = export(target, output)
+        result = export(target, output, local_image=local_image)
     except FlightPlanError as exc:
         fail(exc, fmt)
     if fmt == "json":
