@@ -159,7 +159,9 @@ def main() -> None:
         flightdeck()  # warm up, and the layers umoci inserts
         phases.clear()
         manifest = json.loads((state["image"] / "manifest.json").read_text())
-        layers = [state["image"] / "blobs" / "sha256" / x["digest"][7:] for x in manifest["layers"][-2:]]
+        layers = [
+            state["image"] / "blobs" / "sha256" / x["digest"][7:] for x in manifest["layers"][-2:]
+        ]
         unpack_times: list[float] = []
 
         def umoci() -> float:

@@ -39,8 +39,8 @@ from flightdeck.launch.compose._install import MOUNT_POINTS, run_install
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._cache import CachedImage, ImageCache
 from flightdeck.launch.image._fdtree import TooDeep, remove_path
-from flightdeck.launch.image._layout import blob_file
 from flightdeck.launch.image._layer import Changes, Snapshot, check, diff, snapshot, write_layer
+from flightdeck.launch.image._layout import blob_file
 from flightdeck.launch.image._oci import NewLayer, composed_config, composed_manifest, sha256
 from flightdeck.launch.image._pull import manifest_blobs
 from flightdeck.launch.image._pull_limits import PullLimits, configured_limits
