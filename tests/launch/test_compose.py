@@ -505,3 +505,40 @@ def test_verify_judges_the_tools_by_the_features_the_lock_pins(
         verify_plan(outcome.stored.path / "SKILL.md")
     assert caught.value.code == "verify.invalid_plan"
     assert "'hello'" in caught.value.message
+
+
+def test_depends_on_orders_the_install_and_a_cycle_is_refused(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """greet (first by name) dependsOn hello, so hello installs first: greet's
+    install.sh finds it. With hello also installing after greet: a cycle."""
+    hello_key = f"{registry.address}/features/hello"
+    check = "test -x /usr/local/bin/hello || { echo hello first >&2; exit 9; }\n"
+    greet = _features.feature_tar(
+        "greet",
+        "2.0.1",
+        _features.GREET_INSTALL.replace("set -e\n", "set -e\n" + check),
+        {"greet.sh": _features.GREET},
+        {"greeting": {"type": "string", "default": "hi"}},
+        depends_on={hello_key: {}},
+    )
+    greet_ref = registry.feature("greet", greet, tag="needs-hello")
+    catalog = _catalog(registry, tmp_path, greet=greet_ref)
+    plan = _plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path)
+    lock = _freeze(plan, catalog, tmp_path / "keys").frozen.lock
+    assert [f["tool"] for f in lock["resolvedImages"][0]["features"]] == ["hello", "greet"]
+
+    hello = _features.feature_tar(
+        "hello",
+        "1.2.0",
+        "#!/bin/sh\nexit 0\n",
+        {"hello.sh": _features.HELLO},
+        installs_after=[f"{registry.address}/features/greet"],
+    )
+    hello_ref = registry.feature("hello", hello, tag="after-greet")
+    (tmp_path / "cycle").mkdir()
+    cycle = _catalog(registry, tmp_path / "cycle", greet=greet_ref, hello=hello_ref)
+    with pytest.raises(LaunchError) as caught:
+        _freeze(plan, cycle, tmp_path / "keys")
+    assert caught.value.code == "compose.feature_cycle"
+    assert "dependsOn" in caught.value.message and "installsAfter" in caught.value.message

@@ -142,7 +142,7 @@ def test_options_and_container_env_from_the_metadata(tmp_path: Path) -> None:
         },
         "containerEnv": {"GREET_HOME": "/usr/local/share/greet"},
     }
-    env, container = _read_metadata(_feature(tmp_path / "f", meta), PIN)
+    env, container, _ = _read_metadata(_feature(tmp_path / "f", meta), PIN)
     assert env == {"GREETING": "yo", "LOUD": "false"}
     assert container == {"GREET_HOME": "/usr/local/share/greet"}
 

@@ -36,6 +36,7 @@ from flightdeck.flightplan import (
 from flightdeck.guard import bwrap_path
 from flightdeck.launch.compose._feature import Feature, fetch_feature
 from flightdeck.launch.compose._install import MOUNT_POINTS, run_install
+from flightdeck.launch.compose._order import install_order
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._cache import CachedImage, ImageCache
 from flightdeck.launch.image._fdtree import TooDeep, remove_path
@@ -114,8 +115,14 @@ class FeatureComposer:
         made: list[NewLayer] = []
         applied: list[ComposedFeature] = []
         container_env: dict[str, str] = {}
-        for number, pin in enumerate(pins):
-            feature = await self._timed("fetch", self._fetch, pin, work / f"feature-{number}")
+        # Every Feature is fetched (and its metadata read) before any
+        # install: dependsOn / installsAfter decide the order (`_order`).
+        fetched = [
+            await self._timed("fetch", self._fetch, pin, work / f"feature-{number}")
+            for number, pin in enumerate(pins)
+        ]
+        for number, feature in enumerate(install_order(fetched)):
+            pin = feature.pin
             what = f"{pin.tool}@{pin.version}"
             before = await self._timed("diff", snapshot, tree)
             env = {**container_env, **feature.env}
