@@ -138,3 +138,50 @@ def test_publish_refuses_a_composed_image_it_cannot_find_or_trust(tmp_path: Path
             "publish.image_not_local", "publish", "composed-plan", "--registry", f"{target}/a/p"
         )
         assert "freeze" in error["hint"]
+
+
+def test_an_exported_composed_plan_is_imported_and_launched_with_no_registry(
+    tmp_path: Path,
+) -> None:
+    """Air-gapped: the export tar carries the composed image; import stores
+    it in the image cache (every byte checked), and launch needs no registry.
+    A tar whose image layer was changed is refused: install.image_invalid."""
+    import tarfile
+
+    keys = tmp_path / "keys"
+    first = publisher(tmp_path / "a", keys)
+    (tmp_path / "source").mkdir()
+    with _registry.running_registry(tmp_path / "source") as source:
+        catalog = _catalog(source, tmp_path)
+        plan = _plan(tmp_path / "workspace", ["hello@1", "greet@2"], tmp_path)
+        _freeze(first, plan, keys, catalog)
+    archive = tmp_path / "plan.tar"
+    exported = first.ok("skills", "export", "composed-plan@1.0.0", "--output", str(archive))
+    digest = str(exported["subject"])
+
+    third = Machine(tmp_path / "c")
+    trust(third, keys)
+    imported = third.ok("skills", "import", str(archive))
+    assert imported["image"] == f"flightdeck.local/composed@{digest}"
+    out = tmp_path / "out-c"
+    done = third.run("launch", "composed-plan@1.0.0", "--out-dir", str(out))
+    assert done.returncode == 0, done.stderr
+    assert (out / "report.txt").read_text().startswith("greet 2.0.1 says howdy\nhello 1.2.0\n")
+
+    # One byte of the top layer changed inside the tar, on a fresh machine.
+    with tarfile.open(archive) as tar:
+        index = json.loads(tar.extractfile("index.json").read())  # type: ignore[union-attr]
+        names = {m.name: m for m in tar.getmembers()}
+        manifest = json.loads(
+            tar.extractfile(names[f"blobs/sha256/{digest[7:]}"]).read()  # type: ignore[union-attr]
+        )
+        member = names["blobs/sha256/" + manifest["layers"][-1]["digest"][7:]]
+    assert index["manifests"]
+    raw = bytearray(archive.read_bytes())
+    raw[member.offset_data + 700] ^= 0x01
+    archive.write_bytes(bytes(raw))
+    fourth = Machine(tmp_path / "d")
+    trust(fourth, keys)
+    error = fourth.refused("install.image_invalid", "skills", "import", str(archive))
+    assert "composed image" in error["message"]
+    assert not list((fourth.home / "data" / "images" / "sha256").glob("[0-9a-f]*/ready.json"))
