@@ -24,6 +24,7 @@ INDEX_FILE = "index.json"
 REF_NAME = "org.opencontainers.image.ref.name"
 TAG = "latest"
 _INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
+_MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
 
 
 def blobs_dir(folder: Path) -> Path:
@@ -57,7 +58,8 @@ def write_layout(folder: Path, manifest: bytes, media_type: str, pinned: bytes) 
         "mediaType": _INDEX_TYPE,
         "manifests": [
             {
-                "mediaType": media_type,
+                # An OCI manifest may leave out its own mediaType; a descriptor may not.
+                "mediaType": media_type or _MANIFEST_TYPE,
                 "digest": "sha256:" + digest,
                 "size": len(manifest),
                 "annotations": {REF_NAME: TAG},
