@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from flightdeck.flightplan import FlightPlanError, load_feature_catalog
+from flightdeck.launch import bwrap_path
 from flightdeck.launch.compose import _feature_pack
 from flightdeck.launch.compose._feature_pack import pack_feature
 from tests.cli._run import run
 from tests.flightplan import _registry
 
-from . import _features
+from . import _features, _image
 
 
 def _folder(root: Path) -> Path:
@@ -140,3 +141,42 @@ def test_a_folder_is_pushed_and_pinned_by_digest(tmp_path: Path) -> None:
         assert add(str(folder))["error"]["code"] == "catalog.push_required"  # type: ignore[index]
         refused = add(str(folder), "--push", f"{address}/features/hello:2", "--option", "nope=1")
         assert refused["error"]["code"] == "compose.bad_option"  # type: ignore[index]
+
+
+@pytest.mark.skipif(not _registry.available(), reason=_registry.INSTALL_HINT)
+@pytest.mark.skipif(not _image.busybox_available(), reason=_image.INSTALL_HINT)
+@pytest.mark.skipif(bwrap_path() is None, reason="needs bubblewrap: apt-get install bubblewrap")
+def test_features_added_from_folders_compose_at_freeze(tmp_path: Path, fd_home: Path) -> None:
+    """The folder route ends where the registry route does: freeze composes
+    the pushed Features onto the runner base the catalog names."""
+    from flightdeck.launch.image._cache import ImageCache
+
+    from .test_compose import _freeze, _plan
+
+    hello = _folder(tmp_path / "src")
+    greet = tmp_path / "src" / "greet"
+    greet.mkdir()
+    metadata = {"id": "greet", "options": {"greeting": {"type": "string", "default": "hi"}}}
+    (greet / "devcontainer-feature.json").write_text(json.dumps(metadata))
+    (greet / "install.sh").write_text(_features.GREET_INSTALL)
+    (greet / "greet.sh").write_text(_features.GREET)
+    catalog = tmp_path / "catalog.json"
+    (tmp_path / "registry").mkdir()
+    with _registry.running_registry(tmp_path / "registry") as address:
+        _image.push(address, "flightdeck/runner", "1", _features.runner_layers())
+        for tool, version, folder, extra in (
+            ("hello", "1.2.0", hello, ["--runner-base", f"{address}/flightdeck/runner:1"]),
+            ("greet", "2.0.1", greet, ["--option", "greeting=howdy"]),
+        ):
+            done = run(
+                "catalog", "add", tool, version, str(folder), "--push",
+                f"{address}/features/{tool}", "--catalog", str(catalog), *extra,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+        plan = _plan(tmp_path / "plan", ["hello@1", "greet@2"], tmp_path)
+        lock = _freeze(plan, catalog, tmp_path / "keys").frozen.lock
+    [image] = lock["resolvedImages"]
+    assert [f["tool"] for f in image["features"]] == ["greet", "hello"]
+    rootfs = ImageCache().folder(f"flightdeck.local/composed@{image['digest']}") / "rootfs"
+    assert (rootfs / "usr/local/share/greet/greeting").read_text() == "howdy\n"
+    assert (rootfs / "usr/local/bin/hello").read_text() == _features.HELLO
