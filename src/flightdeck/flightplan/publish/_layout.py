@@ -8,7 +8,8 @@ by digest, the driver tree) into an OCI image layout (`oci-layout`,
 Import reads it through the same `install`, with the same bounds, digest
 checks and verification before anything is stored; only `origin.json` is
 left out (there is no registry to pull from: an imported plan's image is
-pulled from its own registry, or must already be in the image cache).
+pulled from its own registry; a composed image, which has none, the CLI
+stores in the image cache from the tar's blobs).
 
 Both are `OciClient`s: the writer takes publish's pushes (reads of the
 plan's source image still go to its registry), the reader answers
