@@ -104,7 +104,7 @@ def oci_layout(folder: Path, image_dir: Path) -> None:
     """The cached base as an OCI layout umoci can open, tagged `base`."""
     blobs = folder / "blobs" / "sha256"
     blobs.mkdir(parents=True)
-    for blob in (image_dir / "blobs").iterdir():
+    for blob in (image_dir / "blobs" / "sha256").iterdir():
         shutil.copyfile(blob, blobs / blob.name)
     manifest = (image_dir / "manifest.json").read_bytes()
     digest = hashlib.sha256(manifest).hexdigest()
@@ -159,7 +159,9 @@ def main() -> None:
         flightdeck()  # warm up, and the layers umoci inserts
         phases.clear()
         manifest = json.loads((state["image"] / "manifest.json").read_text())
-        layers = [state["image"] / "blobs" / x["digest"][7:] for x in manifest["layers"][-2:]]
+        layers = [
+            state["image"] / "blobs" / "sha256" / x["digest"][7:] for x in manifest["layers"][-2:]
+        ]
         unpack_times: list[float] = []
 
         def umoci() -> float:

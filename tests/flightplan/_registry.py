@@ -6,6 +6,7 @@ through the registry HTTP API (blob uploads + manifest PUT), no daemon needed.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
@@ -89,8 +90,14 @@ def push_layers(address: str, repository: str, tag: str, layers: list[tuple[byte
     base = f"http://{address}"
     media = "application/vnd.oci.image.layer.v1.tar"
     with httpx.Client(timeout=20) as client:
+        # Each layer's diff id is the digest of its uncompressed tar, as in
+        # any valid image (a composed image appends its own to these).
+        ids = [
+            "sha256:" + hashlib.sha256(gzip.decompress(blob) if gz else blob).hexdigest()
+            for blob, gz in layers
+        ]
         config = json.dumps(
-            {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}
+            {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": ids}}
         ).encode()
         manifest = json.dumps(
             {

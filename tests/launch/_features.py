@@ -50,11 +50,17 @@ def feature_tar(
     files: dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
     extra: list[tarfile.TarInfo] | None = None,
+    depends_on: dict[str, Any] | None = None,
+    installs_after: list[str] | None = None,
 ) -> bytes:
     """A Feature's tarball: devcontainer-feature.json, install.sh (0755)
     and bundled files, as `./name` members the way the devcontainer CLI
     packs them."""
-    metadata = {"id": feature_id, "version": version, "options": options or {}}
+    metadata: dict[str, Any] = {"id": feature_id, "version": version, "options": options or {}}
+    if depends_on is not None:
+        metadata["dependsOn"] = depends_on
+    if installs_after is not None:
+        metadata["installsAfter"] = installs_after
     members = {
         "devcontainer-feature.json": (json.dumps(metadata).encode(), 0o644),
         "install.sh": (install.encode(), 0o755),

@@ -12,6 +12,8 @@ are each refused with their own code.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -150,9 +152,10 @@ def test_a_tools_only_plan_runs_inside_its_composed_image(
     manifest = json.loads((folder / "manifest.json").read_text())
     assert len(manifest["layers"]) == 3
     for layer in manifest["layers"][1:]:
-        with tarfile.open(folder / "blobs" / layer["digest"][7:]) as tar:
+        with tarfile.open(folder / "blobs" / "sha256" / layer["digest"][7:]) as tar:
             names = tar.getnames()
         assert names and not [n for n in names if n.split("/")[0] in ("proc", "dev", "tmp")]
+    _umoci_reads(folder, tmp_path / "bundle")
 
     result = harness.run("composed-plan@1.0.0", unsigned=False)  # type: ignore[arg-type]
     assert result.status == "completed", result.error
@@ -177,6 +180,31 @@ def test_a_tools_only_plan_runs_inside_its_composed_image(
     monkeypatch.setenv("FLIGHTDECK_HOME", str(tmp_path / "home2"))
     again = _freeze(plan, catalog, tmp_path / "keys2")
     assert again.frozen.lock["resolvedImages"][0]["digest"] == image["digest"]
+
+
+def _umoci_reads(folder: Path, bundle: Path) -> None:
+    """The cached composed image is a standard OCI layout: umoci (a tool of
+    its own) lists its layers and unpacks it to the tools the steps use."""
+    if shutil.which("umoci") is None:
+        pytest.skip("needs umoci to read the layout: apt-get install umoci")
+    stat = subprocess.run(
+        ["umoci", "stat", "--json", "--image", f"{folder}:latest"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert stat.returncode == 0, stat.stderr
+    assert isinstance(json.loads(stat.stdout), dict)  # the base keeps no history to list
+    done = subprocess.run(
+        ["umoci", "unpack", "--image", f"{folder}:latest", str(bundle)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (bundle / "rootfs" / "usr" / "local" / "bin" / "greet").read_text() == _features.GREET
+    assert not (bundle / "rootfs" / "etc" / "motd").exists()  # the whiteout applied
+    ImageCache().verify(f"flightdeck.local/composed@sha256:{folder.name}")  # umoci changed nothing
 
 
 def test_unknown_tools_and_versions_are_located_lint_errors(
@@ -477,3 +505,40 @@ def test_verify_judges_the_tools_by_the_features_the_lock_pins(
         verify_plan(outcome.stored.path / "SKILL.md")
     assert caught.value.code == "verify.invalid_plan"
     assert "'hello'" in caught.value.message
+
+
+def test_depends_on_orders_the_install_and_a_cycle_is_refused(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """greet (first by name) dependsOn hello, so hello installs first: greet's
+    install.sh finds it. With hello also installing after greet: a cycle."""
+    hello_key = f"{registry.address}/features/hello"
+    check = "test -x /usr/local/bin/hello || { echo hello first >&2; exit 9; }\n"
+    greet = _features.feature_tar(
+        "greet",
+        "2.0.1",
+        _features.GREET_INSTALL.replace("set -e\n", "set -e\n" + check),
+        {"greet.sh": _features.GREET},
+        {"greeting": {"type": "string", "default": "hi"}},
+        depends_on={hello_key: {}},
+    )
+    greet_ref = registry.feature("greet", greet, tag="needs-hello")
+    catalog = _catalog(registry, tmp_path, greet=greet_ref)
+    plan = _plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path)
+    lock = _freeze(plan, catalog, tmp_path / "keys").frozen.lock
+    assert [f["tool"] for f in lock["resolvedImages"][0]["features"]] == ["hello", "greet"]
+
+    hello = _features.feature_tar(
+        "hello",
+        "1.2.0",
+        "#!/bin/sh\nexit 0\n",
+        {"hello.sh": _features.HELLO},
+        installs_after=[f"{registry.address}/features/greet"],
+    )
+    hello_ref = registry.feature("hello", hello, tag="after-greet")
+    (tmp_path / "cycle").mkdir()
+    cycle = _catalog(registry, tmp_path / "cycle", greet=greet_ref, hello=hello_ref)
+    with pytest.raises(LaunchError) as caught:
+        _freeze(plan, cycle, tmp_path / "keys")
+    assert caught.value.code == "compose.feature_cycle"
+    assert "dependsOn" in caught.value.message and "installsAfter" in caught.value.message

@@ -84,3 +84,50 @@ def test_lint_with_a_workspace_reads_its_catalog(tmp_path: Path) -> None:
     assert [(d["code"], d["pointer"]) for d in found if d["severity"] == "error"] == [
         ("flightplan.unknown_tool_version", "/aileron/environment/tools/1")
     ]
+
+
+def _validated(*args: str) -> tuple[int, list[tuple[str, str | None, str]]]:
+    from tests.cli._run import run
+
+    done = run("validate", *args, "--format", "json")
+    report = json.loads(done.stdout)
+    found = [
+        (d["code"], d.get("pointer"), d["severity"])
+        for f in report["files"]
+        for d in f["diagnostics"]
+        if d["code"].startswith(("flightplan.unknown_tool", "catalog."))
+    ]
+    return done.returncode, found
+
+
+def test_validate_judges_tools_against_the_configured_catalog(tmp_path: Path) -> None:
+    """validate uses the catalog freeze would: `--catalog`, else the plan's
+    workspace's `[catalog] file` (read without trust: reading runs nothing)."""
+    step = {"id": "s", "kind": "tool", "command": ["hello"], "outputs": ["files"]}
+    block = {
+        "schemaVersion": "aileron.flightplan.v1",
+        "environment": {"tools": ["hello@1", "hello@9"]},
+        "inputs": [],
+        "outputs": [],
+        "steps": [step],
+    }
+    text = f"---\nname: p\ndescription: d\naileron: {json.dumps(block)}\n---\n# P\n"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "SKILL.md").write_text(text)
+    # The shipped catalog: hello is unknown (twice).
+    code, found = _validated(str(bare / "SKILL.md"))
+    assert {c for c, _, _ in found} == {"flightplan.unknown_tool"}
+    expected = [("flightplan.unknown_tool_version", "/aileron/environment/tools/1", "error")]
+    ws = _workspace(tmp_path, "")
+    code, found = _validated(str(bare / "SKILL.md"), "--catalog", str(ws / "tools.json"))
+    assert (code, found) == (1, expected)
+    (tmp_path / "configured").mkdir()
+    configured = _workspace(tmp_path / "configured", '[catalog]\nfile = "tools.json"\n')
+    (configured / "SKILL.md").write_text(text)
+    code, found = _validated(str(configured / "SKILL.md"))
+    assert (code, found) == (1, expected)
+    # A catalog that cannot be read is said, on the catalog file.
+    (configured / "tools.json").write_text("{")
+    code, found = _validated(str(configured / "SKILL.md"))
+    assert code == 1 and ("catalog.invalid", "", "error") in found

@@ -142,7 +142,7 @@ def test_options_and_container_env_from_the_metadata(tmp_path: Path) -> None:
         },
         "containerEnv": {"GREET_HOME": "/usr/local/share/greet"},
     }
-    env, container = _read_metadata(_feature(tmp_path / "f", meta), PIN)
+    env, container, _ = _read_metadata(_feature(tmp_path / "f", meta), PIN)
     assert env == {"GREETING": "yo", "LOUD": "false"}
     assert container == {"GREET_HOME": "/usr/local/share/greet"}
 
@@ -190,14 +190,16 @@ def test_the_composed_config_keeps_the_base_and_adds_the_layers() -> None:
     }
     layer = NewLayer("sha256:" + "2" * 64, 10, "flightdeck compose: greet@2.0.1")
     out = json.loads(
-        composed_config(json.dumps(base).encode(), [layer], {"GREET_HOME": "/new"}, "b")
+        composed_config(json.dumps(base).encode(), 1, [layer], {"GREET_HOME": "/new"}, "b")
     )
     assert out["rootfs"]["diff_ids"] == ["sha256:" + "1" * 64, "sha256:" + "2" * 64]
     assert out["config"]["Env"] == ["PATH=/bin", "GREET_HOME=/new"]
     assert out["history"][-1] == {"created": "1970-01-01T00:00:00Z", "created_by": layer.created_by}
-    for bad in (b"[]", b"{"):
+    # Not JSON, not an object, or diff ids that do not match the base's
+    # layers (the composed image's ids would name the wrong layers).
+    for bad, count in ((b"[]", 0), (b"{", 0), (json.dumps(base).encode(), 2), (b"{}", 1)):
         with pytest.raises(LaunchError) as caught:
-            composed_config(bad, [layer], {}, "b")
+            composed_config(bad, count, [layer], {}, "b")
         assert caught.value.code == "compose.bad_base"
 
 

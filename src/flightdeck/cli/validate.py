@@ -43,6 +43,14 @@ def _progress_printer() -> Callable[[int, Path], None] | None:
 @strict_option
 @library_option
 @workspace_option
+@click.option(
+    "--catalog",
+    "catalog_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Check Flight Plans' environment.tools against this tool catalog file (the one"
+    " freeze composes from) instead of the shipped catalog. Default: each plan's"
+    " workspace's [catalog] file, if set.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also print info notes (e.g. orphan tools).")
 @click.option(
     "--max-bytes", type=click.IntRange(min=1), default=Limits.max_bytes, show_default=True
@@ -63,6 +71,7 @@ def validate(
     strict: bool,
     libraries: tuple[Path, ...],
     workspace: Path | None,
+    catalog_file: Path | None,
     verbose: bool,
     max_bytes: int,
     max_depth: int,
@@ -78,6 +87,7 @@ def validate(
       flightdeck validate examples/
       flightdeck validate --format json .actions/
       flightdeck validate --as io blocks/shared-io.md
+      flightdeck validate --catalog tools.catalog.json plans/
       flightdeck validate --format github .   # annotations in GitHub Actions
     """
     options = ValidateOptions(
@@ -86,6 +96,7 @@ def validate(
         strict=strict,
         libraries=libraries,
         workspace=workspace,
+        catalog=catalog_file,
     )
     progress = _progress_printer()
     # What is loaded by now lives as long as the process: the collections a

@@ -12,7 +12,7 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.documents import Diagnostic, Document, DocumentKind
 
@@ -71,8 +71,22 @@ def default_checks(options: ValidateOptions) -> CheckSet:
         context = context_for(document)
         return config_problem(context.workspace) + actions.check_document(document, context)
 
+    catalogs: dict[Path | None, tuple[Any, list[Diagnostic]]] = {}
+
+    def catalog_for(document: Document) -> tuple[Any, list[Diagnostic]]:
+        """The tools of the catalog file a plan is judged against (freeze's:
+        `--catalog`, else its workspace's `[catalog] file`), or None for the
+        shipped catalog; a catalog that cannot be read is a diagnostic."""
+        root = options.workspace
+        if root is None and document.path is not None:
+            root = _workspace_of(document.path)
+        if root not in catalogs:
+            catalogs[root] = _catalog_tools(options.catalog, root)
+        return catalogs[root]
+
     def lint(document: Document) -> list[Diagnostic]:
-        return flightplan.lint_document(document)
+        known, problems = catalog_for(document)
+        return problems + flightplan.lint_document(document, known_tools=known)
 
     def driver(document: Document) -> list[Diagnostic]:
         return drivers.check_document(document)
@@ -82,6 +96,27 @@ def default_checks(options: ValidateOptions) -> CheckSet:
         DocumentKind.DRIVER: [narrowing, driver],
         DocumentKind.SKILL: [lint],
     }
+
+
+def _catalog_tools(named: Path | None, root: Path | None) -> tuple[Any, list[Diagnostic]]:
+    from flightdeck.config import ConfigError, load_config
+    from flightdeck.flightplan import FlightPlanError, load_feature_catalog
+
+    path = named
+    if path is None and root is not None:
+        try:  # a broken flightdeck.toml is reported by the narrowing checks
+            configured = load_config(root).get("catalog.file")
+        except ConfigError:
+            configured = None
+        if isinstance(configured, str) and configured:
+            path = root / configured  # reading a catalog runs nothing: no trust needed
+    if path is None:
+        return None, []
+    try:
+        return load_feature_catalog(path).as_tools(), []
+    except FlightPlanError as exc:
+        hint = "environment.tools were checked against the shipped catalog"
+        return None, [Diagnostic(exc.code, exc.message, file=str(path), hint=hint)]
 
 
 def _workspace_of(path: Path) -> Path | None:

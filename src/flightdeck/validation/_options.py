@@ -19,3 +19,6 @@ class ValidateOptions:
     strict: bool = False
     libraries: tuple[Path, ...] = ()
     workspace: Path | None = None
+    # `--catalog FILE`: environment.tools are judged against this tool
+    # catalog; else against each workspace's `[catalog] file`, if set.
+    catalog: Path | None = None

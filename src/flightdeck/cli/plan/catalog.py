@@ -115,10 +115,17 @@ def show(tool: str, catalog_file: Path | None, workspace: Path | None, fmt: str)
 @catalog.command("add")
 @click.argument("tool")
 @click.argument("version")
-@click.argument("reference")
+@click.argument("source", metavar="SOURCE")
 @click.option("--program", "programs", multiple=True, help="A program the tool provides.")
 @click.option("--option", "options", multiple=True, metavar="ID=VALUE", help="A Feature option.")
 @click.option("--runner-base", help="Also set the catalog's runner base (an image reference).")
+@click.option(
+    "--push",
+    "push_to",
+    metavar="HOST/REPO[:TAG]",
+    help="For a SOURCE folder: the repository its packed Feature is pushed to (the tag"
+    " defaults to VERSION).",
+)
 @click.option("--insecure-registry", "insecure", multiple=True, metavar="HOST[:PORT]")
 @_CATALOG
 @_WORKSPACE
@@ -126,33 +133,61 @@ def show(tool: str, catalog_file: Path | None, workspace: Path | None, fmt: str)
 def add(
     tool: str,
     version: str,
-    reference: str,
+    source: str,
     programs: tuple[str, ...],
     options: tuple[str, ...],
     runner_base: str | None,
+    push_to: str | None,
     insecure: tuple[str, ...],
     catalog_file: Path | None,
     workspace: Path | None,
     fmt: str,
 ) -> None:
-    """Add a Feature from a registry REFERENCE as TOOL VERSION, pinned by the
-    digest its tag names now; the Feature is fetched and checked (its options
-    included) before the catalog file is written."""
+    """Add a Feature as TOOL VERSION, pinned by digest: SOURCE is a registry
+    reference (pinned by the digest its tag names now) or a local Feature
+    folder (devcontainer-feature.json, install.sh, bundled files), packed
+    reproducibly and pushed with --push first. The Feature is fetched back
+    and checked (its options included) before the catalog file is written.
+
+    
+    Examples:
+      flightdeck catalog add hello 1.2.0 registry.example/features/hello:1.2.0
+      flightdeck catalog add hello 1.2.0 ./features/hello --push registry.example/features/hello
+    """
     from flightdeck.flightplan import FeaturePin, FlightPlanError
     from flightdeck.launch import LaunchError
-    from flightdeck.launch.compose._catalog_add import pin_feature
+    from flightdeck.launch.compose._catalog_add import pin_feature, push_folder
 
     try:
         path = _path(catalog_file, workspace)
         values = dict(_option(text) for text in options)
+        reference, packed = source, None
+        if _is_folder(source):
+            if push_to is None:
+                raise FlightPlanError(
+                    "catalog.push_required",
+                    f"{source} is a Feature folder: name where to push it",
+                    hint="--push HOST/REPO[:TAG] (a registry composition can fetch from)",
+                )
+            folder = Path(source).expanduser()
+            reference, packed = push_folder(folder, push_to, version, frozenset(insecure))
+        elif push_to is not None:
+            raise click.BadParameter("--push goes with a SOURCE folder", param_hint="--push")
         pin = FeaturePin(tool, version, version, reference, values, programs or (tool,))
         added = pin_feature(path, pin, frozenset(insecure), runner_base)
     except (FlightPlanError, LaunchError) as exc:
         fail(exc, fmt)
+    if packed is not None:
+        added["packed"] = {"id": packed.feature_id, "bytes": len(packed.tarball)}
     if fmt == "json":
         click.echo(json.dumps({"ok": True, "tool": tool, "version": version, **added}, indent=2))
         return
     click.echo(f"added {tool} {version}: {added['feature']} to {path}")
+
+
+def _is_folder(source: str) -> bool:
+    """A path (as a shell names one), or an existing folder; else a reference."""
+    return source.startswith(("/", "./", "../", "~")) or Path(source).is_dir()
 
 
 def _option(text: str) -> tuple[str, str]:

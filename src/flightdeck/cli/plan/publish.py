@@ -41,6 +41,25 @@ def _progress(quiet: bool, fmt: str) -> Callable[[str], None]:
     return lambda line: click.echo(line, err=True)
 
 
+def local_image(pinned: str) -> Path:
+    """The verified OCI layout a composed image is kept in on this machine
+    (the image cache's folder), for publish and export to copy it from."""
+    from flightdeck.launch import ImageCache, LaunchError
+
+    cache = ImageCache()
+    try:
+        if not (cache.folder(pinned) / "ready.json").is_file():
+            raise LaunchError("image.composed_missing", "it is not in this machine's image cache")
+        return cache.verify(pinned).folder
+    except LaunchError as exc:
+        raise FlightPlanError(
+            "publish.image_not_local",
+            f"the composed image {pinned} cannot be published from here: {exc.message}",
+            hint="publish from the machine that froze the plan, or freeze it again here with"
+            " the same catalog (or launch it once here: an installed plan's image is pulled)",
+        ) from None
+
+
 @click.command()
 @click.argument("target")
 @click.option(
@@ -108,6 +127,7 @@ def publish(
             progress=_progress(quiet, fmt),
             index_key=key,
             index_days=index_expires,
+            local_image=local_image,
         )
     except FlightPlanError as exc:
         fail(exc, fmt)

@@ -9,10 +9,10 @@ not checked here (the schema already reported it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 from flightdeck.documents import Diagnostic, Document, Severity, locate, pointer_join
-from flightdeck.flightplan.lint._lint_environment import tools, transforms
+from flightdeck.flightplan.lint._lint_environment import CATALOG_CODES, tools, transforms
 from flightdeck.flightplan.lint._lint_tokens import constraints, prompt_tokens, tool_tokens
 from flightdeck.flightplan.lint._secrets import (
     looks_like_credential,
@@ -21,6 +21,7 @@ from flightdeck.flightplan.lint._secrets import (
     scan_values,
 )
 from flightdeck.flightplan.model._bindings import parse_binding
+from flightdeck.flightplan.model._catalog import CatalogTool
 from flightdeck.flightplan.model._graph import format_cycle
 from flightdeck.flightplan.model._models import FlightPlan
 from flightdeck.flightplan.model._read import read_plan
@@ -33,11 +34,22 @@ Check = Callable[[FlightPlan], Iterator[Diagnostic]]
 
 
 def lint_document(
-    document: Document, *, installed_actions: Collection[str] | None = None
+    document: Document,
+    *,
+    installed_actions: Collection[str] | None = None,
+    known_tools: Mapping[str, CatalogTool] | None = None,
 ) -> list[Diagnostic]:
     """All lint diagnostics of a SKILL.md, located. `installed_actions`, when
-    given, turns each declared action the host lacks into a warning."""
-    return lint_read(document, installed_actions=installed_actions)[1]
+    given, turns each declared action the host lacks into a warning;
+    `known_tools` (a catalog file's, `FeatureCatalog.as_tools()`) replaces
+    the shipped catalog for `environment.tools`, whose unknown names and
+    unmatched versions are then errors, as freeze will compose them."""
+    plan, diags = lint_read(document, installed_actions=installed_actions)
+    if known_tools is None:
+        return diags
+    file = str(document.path) if document.path is not None else None
+    fresh = locate(list(tools(plan, known_tools, composed=True)), file, document.source_map)
+    return [*(d for d in diags if d.code not in CATALOG_CODES), *fresh]
 
 
 def lint_read(

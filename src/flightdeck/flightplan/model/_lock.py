@@ -11,7 +11,8 @@ from flightdeck.flightplan.model._values import _list, _map, _str, _strs
 
 # A composed image exists in the image cache of the machine that froze it
 # (or composes it again, to the same digest), never in a registry under this
-# name: launch refuses to pull it (`image.composed_missing`).
+# name: launch refuses to pull it (`image.composed_missing`). `publish` copies
+# it into the plan's repository; an installed plan pulls it from there.
 COMPOSED_REPOSITORY = "flightdeck.local/composed"
 COMPOSED_TAG = "flightdeck/composed"
 
@@ -56,6 +57,9 @@ class ResolvedImage:
     # A composed image (issue 32): the Features composed onto the base that
     # `ref` names, in the order they were applied.
     features: tuple[ComposedFeature, ...] = ()
+    # Where this machine pulls a composed image from (`HOST/REPO`: the origin
+    # of an installed plan, where publish copied it); not in the lock.
+    source: str | None = None
 
     @property
     def pinned(self) -> str:
@@ -66,7 +70,7 @@ class ResolvedImage:
         if "@" in self.digest:
             return self.digest
         if self.features:
-            return f"{COMPOSED_REPOSITORY}@{self.digest}"
+            return f"{self.source or COMPOSED_REPOSITORY}@{self.digest}"
         # Lazily: _images brings httpx, which most readers of a plan never need.
         from flightdeck.flightplan._errors import FlightPlanError
         from flightdeck.flightplan.registry._images import ImageRef, parse_image_ref

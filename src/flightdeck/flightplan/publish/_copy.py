@@ -8,10 +8,21 @@ its digest before it is uploaded; a blob the target already holds is
 skipped, and one in another repository of the same registry is mounted
 (no bytes move). Manifests are pushed by digest, children before the index,
 so the target never names a blob or manifest it lacks.
+
+A composed image (issue 32) is in no registry: it is copied from the OCI
+layout the image cache keeps it in (`copy_layout`), read as bytes that may
+have been changed since they were verified: the manifest and each blob must
+be regular files (a link is not followed), no larger than the manifest limit
+or the size the manifest declares, and exactly their digest, or nothing is
+pushed (`publish.image_invalid`).
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +65,59 @@ def copy_image(
             _copy_manifest(client, source, target, top, Path(scratch), progress)
     client.push_manifest(target, top.digest, top.body, media)
     return Descriptor(media, top.digest, len(top.body))
+
+
+def copy_layout(
+    client: OciClient, layout: Path, digest: str, target: ImageRef, progress: Callable[[str], None]
+) -> Descriptor:
+    """Push the image manifest `digest` names, with its config and layers,
+    from the OCI layout folder `layout` to `target`'s repository."""
+    where = f"the composed image {digest}"
+    blobs = layout / "blobs" / "sha256"
+    body = _layout_blob(blobs, Descriptor("", digest, -1), MANIFEST_LIMIT, where)
+    data = _object(body, where)
+    media = data.get("mediaType")
+    if media in _INDEX_TYPES or not isinstance(media, str) or not media:
+        raise FlightPlanError("publish.image_invalid", f"{where} is not one image manifest")
+    progress(f"image {digest} (composed, from the image cache)")
+    for blob in [_descriptor(data.get("config"), where), *_entries(body, "layers", where)]:
+
+        def read(blob: Descriptor = blob) -> bytes:
+            return _layout_blob(blobs, blob, blob.size, where)
+
+        if client.push_blob(target, blob.digest, read):
+            progress(f"  pushed {blob.digest[:19]} ({blob.size:,} bytes)")
+    client.push_manifest(target, digest, body, media)
+    return Descriptor(media, digest, len(body))
+
+
+def _layout_blob(blobs: Path, blob: Descriptor, limit: int, where: str) -> bytes:
+    """The blob's bytes, refused unless a regular file of its size (when
+    known) and digest."""
+    path = blobs / blob.digest.removeprefix("sha256:")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file")
+            if info.st_size > limit or (blob.size >= 0 and info.st_size != blob.size):
+                raise OSError(errno.EFBIG, f"{info.st_size:,} bytes, not {blob.size:,}")
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise FlightPlanError(
+            "publish.image_invalid",
+            f"{where}: cannot read {blob.digest} from {blobs}: {exc.strerror or exc}",
+            hint="the image cache changed since freeze: prune it and freeze again",
+        ) from None
+    actual = "sha256:" + hashlib.sha256(data).hexdigest()
+    if len(data) > limit or actual != blob.digest:
+        raise FlightPlanError(
+            "publish.image_invalid",
+            f"{where}: {blobs} holds other bytes ({actual}) than {blob.digest}",
+            hint="the image cache changed since freeze: prune it and freeze again",
+        )
+    return data
 
 
 def _copy_manifest(
@@ -123,4 +187,4 @@ def _object(body: bytes, where: str) -> dict[str, Any]:
     return data
 
 
-__all__ = ["copy_image"]
+__all__ = ["copy_image", "copy_layout"]

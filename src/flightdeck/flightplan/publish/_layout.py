@@ -8,7 +8,8 @@ by digest, the driver tree) into an OCI image layout (`oci-layout`,
 Import reads it through the same `install`, with the same bounds, digest
 checks and verification before anything is stored; only `origin.json` is
 left out (there is no registry to pull from: an imported plan's image is
-pulled from its own registry, or must already be in the image cache).
+pulled from its own registry; a composed image, which has none, the CLI
+stores in the image cache from the tar's blobs).
 
 Both are `OciClient`s: the writer takes publish's pushes (reads of the
 plan's source image still go to its registry), the reader answers
@@ -28,7 +29,7 @@ from flightdeck._json import read_json
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan.publish._artifact import INDEX_TYPE
 from flightdeck.flightplan.publish._install import InstallResult, install
-from flightdeck.flightplan.publish._publish import PublishResult, publish
+from flightdeck.flightplan.publish._publish import LocalImage, PublishResult, publish
 from flightdeck.flightplan.registry._images import ImageRef
 from flightdeck.flightplan.registry._oci import Fetched, OciClient, sha256
 from flightdeck.flightplan.registry._registry_http import RegistryRefused
@@ -89,12 +90,19 @@ class LayoutWriter(OciClient):
 
 
 def export(
-    target: str, path: Path, *, progress: Callable[[str], None] = lambda line: None
+    target: str,
+    path: Path,
+    *,
+    progress: Callable[[str], None] = lambda line: None,
+    local_image: LocalImage | None = None,
 ) -> PublishResult:
-    """Write NAME@VERSION's artifact (what publish pushes) as a layout tar."""
+    """Write NAME@VERSION's artifact (what publish pushes) as a layout tar;
+    a composed image is copied from `local_image`'s layout, as publish does."""
     writer = LayoutWriter()
     try:
-        result = publish(target, f"{LAYOUT}/flightplans", writer, progress=progress)
+        result = publish(
+            target, f"{LAYOUT}/flightplans", writer, progress=progress, local_image=local_image
+        )
         try:
             writer.write(path)
         except OSError as exc:

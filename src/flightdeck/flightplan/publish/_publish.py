@@ -40,7 +40,7 @@ from flightdeck.flightplan.publish._artifact import (
     build_manifest,
     empty_config,
 )
-from flightdeck.flightplan.publish._copy import MANIFEST_LIMIT, copy_image
+from flightdeck.flightplan.publish._copy import MANIFEST_LIMIT, copy_image, copy_layout
 from flightdeck.flightplan.publish._drivers import (
     DRIVERS_TITLE,
     DRIVERS_TYPE,
@@ -72,6 +72,11 @@ _FILES = {
     PUBKEY_TYPE: "signer.pub.pem",
     CODE_PINS_TYPE: "code-pins.json",
 }
+
+
+# A composed image's pinned reference -> the verified OCI layout folder it
+# is stored in (raises FlightPlanError when this machine has none).
+LocalImage = Callable[[str], Path]
 
 
 @dataclass(frozen=True)
@@ -134,13 +139,17 @@ def publish(
     progress: Callable[[str], None] = lambda line: None,
     index_key: Ed25519PrivateKey | None = None,
     index_days: int = 30,
+    local_image: LocalImage | None = None,
 ) -> PublishResult:
     """Verify and push `target`; with `index_key`, also sign the versions
-    index (`_index`) with it, valid for `index_days`."""
+    index (`_index`) with it, valid for `index_days`. A composed image is
+    copied from the OCI layout folder `local_image` gives for its pinned
+    reference (the image cache's, verified: the CLI passes it, as this
+    layer imports no runtime)."""
     repo = repository_ref(registry, "publish.invalid_registry", tag=False)
     verified = verify_plan(target, store=store, keyring=keyring, trust=trust)
     try:
-        result = _push(verified, repo, client, progress)
+        result = _push(verified, repo, client, progress, local_image)
         if index_key is None:
             return result
         sequence = _sign_index(client, repo, result, verified.publisher, index_key, index_days)
@@ -156,13 +165,27 @@ def publish(
 
 
 def _push(
-    verified: VerifiedPlan, repo: ImageRef, client: OciClient, progress: Callable[[str], None]
+    verified: VerifiedPlan,
+    repo: ImageRef,
+    client: OciClient,
+    progress: Callable[[str], None],
+    local_image: LocalImage | None,
 ) -> PublishResult:
     folder = verified.path.parent
     version_id = verified.content_hash.removeprefix("sha256:")[:16]
     subject = None
     if verified.lock.resolved_images:
-        subject = copy_image(client, verified.lock.resolved_images[0].pinned, repo, progress)
+        image = verified.lock.resolved_images[0]
+        if image.features:  # composed at freeze: in this machine's image cache only
+            if local_image is None:
+                raise FlightPlanError(
+                    "publish.image_not_local",
+                    f"the composed image {image.pinned} can only be copied from an image cache",
+                )
+            digest = image.pinned.rpartition("@")[2]
+            subject = copy_layout(client, local_image(image.pinned), digest, repo, progress)
+        else:
+            subject = copy_image(client, image.pinned, repo, progress)
     layers, uploaded = [], 0
     client.push_blob(repo, empty_config().digest, EMPTY_CONFIG)
     for media, name, raw in _files(folder):
@@ -325,4 +348,4 @@ _HINTS = {
     "digest_mismatch": "the source registry serves other bytes than the lock pins",
 }
 
-__all__ = ["PublishResult", "publish", "repository_ref"]
+__all__ = ["LocalImage", "PublishResult", "publish", "repository_ref"]

@@ -1,4 +1,9 @@
-"""`catalog add`: a Feature from a registry reference, pinned by digest.
+"""`catalog add`: a Feature from a registry reference or a local folder,
+pinned by digest.
+
+A folder is packed reproducibly (`_feature_pack`) and pushed to the
+repository given (`HOST/REPO[:TAG]`, the tag defaulting to the version),
+then added as that reference.
 
 The reference's tag is resolved to the digest it names now, and the catalog
 keeps both (`repo:tag@sha256:…`), so composition can later tell a moved tag
@@ -11,6 +16,7 @@ does not match) never enters the catalog.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +24,12 @@ from typing import Any
 from flightdeck.flightplan import FeaturePin, OciResolver, parse_image_ref
 from flightdeck.flightplan.model._features import add_feature
 from flightdeck.launch.compose._feature import fetch_feature
+from flightdeck.launch.compose._feature_pack import (
+    MANIFEST_MEDIA,
+    PackedFeature,
+    feature_manifest,
+    pack_feature,
+)
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._pull_limits import configured_limits
 
@@ -30,6 +42,49 @@ def _pinned(resolver: OciResolver, reference: str) -> str:
     digest = resolved.rpartition("@")[2]
     tag = f":{ref.tag}" if ref.tag and f":{ref.tag}" in reference.partition("@")[0] else ""
     return f"{ref.registry}/{ref.repository}{tag}@{digest}"
+
+
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+
+
+def push_folder(
+    folder: Path, target: str, version: str, insecure_hosts: frozenset[str]
+) -> tuple[str, PackedFeature]:
+    """Pack `folder` and push it to `target` (`HOST/REPO[:TAG]`); the
+    reference `HOST/REPO:TAG@sha256:…` and what was packed."""
+    from flightdeck.flightplan import FlightPlanError, RegistryRefused
+    from flightdeck.flightplan.publish._publish import repository_ref
+    from flightdeck.flightplan.registry._credentials import docker_credentials
+    from flightdeck.flightplan.registry._oci import OciClient, sha256
+
+    packed = pack_feature(folder)
+    ref = repository_ref(target, "catalog.invalid_target", tag=True)
+    # The parser reads no tag as `latest`: only a tag written in the target counts.
+    tag = ref.tag if ref.tag and ":" in target.rpartition("/")[2] else version
+    if not _TAG.match(tag):
+        raise FlightPlanError(
+            "catalog.invalid_target",
+            f"{tag!r} is not an OCI tag",
+            hint="name the tag: --push HOST/REPO:TAG",
+        )
+    repo = dataclasses.replace(ref, tag=None)
+    config = b"{}"
+    manifest = feature_manifest(packed, config)
+    client = OciClient(insecure_hosts=insecure_hosts, auth=docker_credentials)
+    try:
+        for blob in (config, packed.tarball):
+            client.push_blob(repo, sha256(blob), blob)
+        client.push_manifest(repo, sha256(manifest), manifest, MANIFEST_MEDIA)
+        client.push_manifest(repo, tag, manifest, MANIFEST_MEDIA)
+    except RegistryRefused as exc:
+        raise FlightPlanError(
+            "catalog.push_failed",
+            f"pushing the Feature of {folder} to {ref.registry}/{ref.repository}: {exc.message}",
+            hint="is the registry running, and may you push there (docker login HOST)?",
+        ) from None
+    finally:
+        client.close()
+    return f"{ref.registry}/{ref.repository}:{tag}@{sha256(manifest)}", packed
 
 
 def pin_feature(
@@ -47,4 +102,4 @@ def pin_feature(
     return {"feature": pinned.feature, "options": dict(pinned.options), "runner_base": base}
 
 
-__all__ = ["pin_feature"]
+__all__ = ["pin_feature", "push_folder"]

@@ -36,10 +36,12 @@ from flightdeck.flightplan import (
 from flightdeck.guard import bwrap_path
 from flightdeck.launch.compose._feature import Feature, fetch_feature
 from flightdeck.launch.compose._install import MOUNT_POINTS, run_install
+from flightdeck.launch.compose._order import install_order
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._cache import CachedImage, ImageCache
 from flightdeck.launch.image._fdtree import TooDeep, remove_path
 from flightdeck.launch.image._layer import Changes, Snapshot, check, diff, snapshot, write_layer
+from flightdeck.launch.image._layout import blob_file
 from flightdeck.launch.image._oci import NewLayer, composed_config, composed_manifest, sha256
 from flightdeck.launch.image._pull import manifest_blobs
 from flightdeck.launch.image._pull_limits import PullLimits, configured_limits
@@ -105,7 +107,7 @@ class FeatureComposer:
         manifest = image.folder / "manifest.json"
         config, layers = manifest_blobs(manifest.read_bytes(), base)
         tree = work / "rootfs"
-        blobs = {b.digest: image.folder / "blobs" / b.hex for b in (config, *layers)}
+        blobs = {b.digest: blob_file(image.folder, b.hex) for b in (config, *layers)}
         # The verified base's rootfs, copied (never linked: install.sh may
         # write into any file, and the cache's must stay as they are).
         await asyncio.to_thread(shutil.copytree, image.rootfs, tree, symlinks=True)
@@ -113,8 +115,14 @@ class FeatureComposer:
         made: list[NewLayer] = []
         applied: list[ComposedFeature] = []
         container_env: dict[str, str] = {}
-        for number, pin in enumerate(pins):
-            feature = await self._timed("fetch", self._fetch, pin, work / f"feature-{number}")
+        # Every Feature is fetched (and its metadata read) before any
+        # install: dependsOn / installsAfter decide the order (`_order`).
+        fetched = [
+            await self._timed("fetch", self._fetch, pin, work / f"feature-{number}")
+            for number, pin in enumerate(pins)
+        ]
+        for number, feature in enumerate(install_order(fetched)):
+            pin = feature.pin
             what = f"{pin.tool}@{pin.version}"
             before = await self._timed("diff", snapshot, tree)
             env = {**container_env, **feature.env}
@@ -131,7 +139,9 @@ class FeatureComposer:
             container_env.update(feature.container_env)
             applied.append(ComposedFeature(pin.tool, pin.version, feature.pinned, pin.programs))
         started = time.perf_counter()
-        config_bytes = composed_config(blobs[config.digest].read_bytes(), made, container_env, base)
+        config_bytes = composed_config(
+            blobs[config.digest].read_bytes(), len(layers), made, container_env, base
+        )
         blobs[sha256(config_bytes)] = work / "config.json"
         (work / "config.json").write_bytes(config_bytes)
         manifest_bytes = composed_manifest(

@@ -24,10 +24,12 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flightdeck._json import JsonError, read_json
 from flightdeck.flightplan import FeaturePin, FlightPlanError, OciResolver, parse_image_ref
 from flightdeck.launch.core._errors import LaunchError
+from flightdeck.launch.image._layout import blob_file
 from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs, pull
 from flightdeck.launch.image._pull_limits import PullLimits
 from flightdeck.launch.image._unpack import unpack
@@ -43,6 +45,11 @@ class Feature:
     folder: Path  # the unpacked tarball
     env: Mapping[str, str]  # the options, as install.sh sees them
     container_env: Mapping[str, str]  # set in the composed image's config
+    # The install order's inputs (`_order`): the metadata's `id`, the
+    # Features it `dependsOn` (keys) and `installsAfter`.
+    feature_id: str = ""
+    depends_on: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
 
 
 def option_variable(option: str) -> str:
@@ -72,12 +79,13 @@ def fetch_feature(
             )
         blob = layers[0]
         unpack(
-            [(into / "blobs" / blob.hex, LAYER_TYPES[blob.media_type])], into / "feature", limits
+            [(blob_file(into, blob.hex), LAYER_TYPES[blob.media_type])], into / "feature", limits
         )
     except LaunchError as exc:
         raise _feature_error(exc, pin) from None
     folder = into / "feature"
-    return Feature(pin, pinned, folder, *_read_metadata(folder, pin))
+    env, container, data = _read_metadata(folder, pin)
+    return Feature(pin, pinned, folder, env, container, *_order_fields(data, pin))
 
 
 def _check_tag(resolver: OciResolver, tagged: str, digest: str, pin: FeaturePin) -> None:
@@ -112,7 +120,27 @@ def _feature_error(exc: LaunchError, pin: FeaturePin) -> LaunchError:
     return exc
 
 
-def _read_metadata(folder: Path, pin: FeaturePin) -> tuple[dict[str, str], dict[str, str]]:
+def _order_fields(
+    data: dict[str, Any], pin: FeaturePin
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    what = f"the Feature of {pin.tool}@{pin.version}"
+    feature_id = data.get("id")
+    depends = data.get("dependsOn", {})
+    after = data.get("installsAfter", [])
+    if not isinstance(depends, dict) or not all(isinstance(v, dict) for v in depends.values()):
+        raise LaunchError("compose.bad_feature", f"{what}: dependsOn is not an object of options")
+    if not isinstance(after, list) or not all(isinstance(x, str) for x in after):
+        raise LaunchError("compose.bad_feature", f"{what}: installsAfter is not a list of ids")
+    return (
+        feature_id if isinstance(feature_id, str) else "",
+        tuple(sorted(depends)),
+        tuple(after),
+    )
+
+
+def _read_metadata(
+    folder: Path, pin: FeaturePin
+) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:
     what = f"the Feature of {pin.tool}@{pin.version}"
     try:
         install = (folder / "install.sh").lstat()
@@ -148,7 +176,7 @@ def _read_metadata(folder: Path, pin: FeaturePin) -> tuple[dict[str, str], dict[
         isinstance(k, str) and isinstance(v, str) for k, v in container.items()
     ):
         raise LaunchError("compose.bad_feature", f"{what}: containerEnv is not strings")
-    return env, dict(sorted(container.items()))
+    return env, dict(sorted(container.items())), data
 
 
 __all__ = ["Feature", "fetch_feature", "option_variable"]

@@ -2,9 +2,12 @@
 
 Layout under `<data dir>/images/sha256/<manifest hex>/`: `pinned.json` (the
 bytes the lock's digest names: a manifest or an index), `manifest.json`,
-`blobs/<hex>` (config and layers as pulled), `rootfs/` and `ready.json`
-(the pinned reference, the rootfs tree digest, dropped members, when). A
-folder appears only complete (built beside it, then renamed). Every use
+`blobs/sha256/<hex>` (config and layers as pulled or composed), `rootfs/`
+and `ready.json` (the pinned reference, the rootfs tree digest, dropped
+members, when), and `oci-layout` with `index.json`: the folder is a standard
+OCI image layout too (`_layout`), which `flightdeck publish` pushes a
+composed image from. A folder appears only complete (built beside it, then
+renamed). Every use
 re-hashes the pinned bytes against the lock's digest, every blob against
 the manifest's digest and size, and the rootfs against its tree digest;
 any difference is `image.cache_corrupt` and nothing runs. The tree digest is
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from flightdeck._json import read_json
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.image._fdtree import remove_path, walk
+from flightdeck.launch.image._layout import blob_file, write_layout
 from flightdeck.launch.image._pull_limits import PullLimits, configured_limits
 from flightdeck.launch.image._unpack import tree_digest, unpack
 
@@ -100,7 +104,7 @@ class ImageCache:
         from filelock import FileLock
 
         from flightdeck.flightplan import ResolvedImage
-        from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs, pull
+        from flightdeck.launch.image._pull import LAYER_TYPES, manifest_blobs, media_type, pull
 
         folder.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(folder) + ".lock"):
@@ -122,8 +126,10 @@ class ImageCache:
                 finally:
                     client.close()
                 _, layers = manifest_blobs(manifest, pinned)
-                blobs = [(building / "blobs" / b.hex, LAYER_TYPES[b.media_type]) for b in layers]
+                blobs = [(blob_file(building, b.hex), LAYER_TYPES[b.media_type]) for b in layers]
                 dropped = unpack(blobs, building / "rootfs", limits, deadline)
+                top = (building / "pinned.json").read_bytes()
+                write_layout(building, manifest, media_type(manifest), top)
                 ready = {
                     "pinned": pinned,
                     "tree": tree_digest(building / "rootfs"),
@@ -160,7 +166,12 @@ class ImageCache:
         `rootfs`. An image already stored is verified instead."""
         from filelock import FileLock
 
-        from flightdeck.launch.image._pull import LAYER_TYPES, check_blob, manifest_blobs
+        from flightdeck.launch.image._pull import (
+            LAYER_TYPES,
+            check_blob,
+            manifest_blobs,
+            media_type,
+        )
 
         folder = self.folder(pinned)
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -171,17 +182,18 @@ class ImageCache:
             building = Path(tempfile.mkdtemp(prefix=".compose-", dir=folder.parent))
             try:
                 started = time.perf_counter()
-                (building / "blobs").mkdir()
+                (building / "blobs" / "sha256").mkdir(parents=True)
                 for name in ("pinned.json", "manifest.json"):
                     (building / name).write_bytes(manifest)
                 config, layers = manifest_blobs(manifest, pinned)
                 for blob in (config, *layers):
-                    target = building / "blobs" / blob.hex
+                    target = blob_file(building, blob.hex)
                     if not _linked(blobs[blob.digest], target):
                         check_blob(target, blob, pinned)
+                write_layout(building, manifest, media_type(manifest), manifest)
                 times["blobs"] = time.perf_counter() - started
                 started = time.perf_counter()
-                files = [(building / "blobs" / b.hex, LAYER_TYPES[b.media_type]) for b in layers]
+                files = [(blob_file(building, b.hex), LAYER_TYPES[b.media_type]) for b in layers]
                 if base is not None:
                     shutil.copytree(base.rootfs, building / "rootfs", symlinks=True)
                     _, below = manifest_blobs((base.folder / "manifest.json").read_bytes(), pinned)
@@ -225,7 +237,7 @@ class ImageCache:
                 raise LaunchError("image.blob_mismatch", f"{pinned}: manifest.json differs")
             config, layers = manifest_blobs(manifest, pinned)
             for blob in (config, *layers):
-                check_blob(folder / "blobs" / blob.hex, blob, pinned)
+                check_blob(blob_file(folder, blob.hex), blob, pinned)
             tree = tree_digest(folder / "rootfs")
             if tree != ready["tree"]:
                 raise LaunchError(

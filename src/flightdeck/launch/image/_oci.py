@@ -43,7 +43,11 @@ def sha256(data: bytes) -> str:
 
 
 def composed_config(
-    base_config: bytes, layers: Sequence[NewLayer], env: Mapping[str, str], where: str
+    base_config: bytes,
+    base_layers: int,
+    layers: Sequence[NewLayer],
+    env: Mapping[str, str],
+    where: str,
 ) -> bytes:
     try:
         config = read_json(base_config)
@@ -54,7 +58,16 @@ def composed_config(
     rootfs = config.get("rootfs")
     rootfs = dict(rootfs) if isinstance(rootfs, dict) else {"type": "layers"}
     ids = rootfs.get("diff_ids")
-    rootfs["diff_ids"] = [*(ids if isinstance(ids, list) else []), *(x.digest for x in layers)]
+    if not isinstance(ids, list) or len(ids) != base_layers:
+        # The new diff ids would name the wrong layers: tools that check
+        # them (umoci, containerd) would refuse the composed image.
+        raise LaunchError(
+            "compose.bad_base",
+            f"{where}: its config's rootfs.diff_ids name"
+            f" {len(ids) if isinstance(ids, list) else 'no'} layers, its manifest {base_layers}",
+            hint="a valid image has one diff id per layer; rebuild or choose another base",
+        )
+    rootfs["diff_ids"] = [*ids, *(x.digest for x in layers)]
     config["rootfs"] = rootfs
     history = config.get("history")
     if isinstance(history, list):

@@ -7,7 +7,10 @@ into that repository by digest. So launch of an installed version pulls
 origin chooses only where the bytes come from; the pull refuses any that
 are not the pinned digest (`image.blob_mismatch`), as for every image. A
 version frozen here has no origin.json and pulls from the image's own
-registry, as before.
+registry, as before. A composed image (issue 32) has no registry of its
+own: publish copied it from the image cache into the same repository, so an
+installed one is pulled from the origin too (the lock's `ref` still names
+its base, which the audit and `--dry-run` show).
 """
 
 from __future__ import annotations
@@ -46,7 +49,10 @@ def from_origin(plan: FlightPlan, skill: Path) -> FlightPlan:
             f"{path} does not say where the image comes from: {detail}",
             hint="install the plan again (flightdeck install HOST/REPO:TAG)",
         ) from None
-    moved = replace(image, ref=f"{registry}/{repository}", digest=digest)
+    if image.features:  # composed: `ref` stays the base it was composed on
+        moved = replace(image, source=f"{registry}/{repository}", digest=digest)
+    else:
+        moved = replace(image, ref=f"{registry}/{repository}", digest=digest)
     return replace(plan, lock=replace(lock, resolved_images=(moved, *lock.resolved_images[1:])))
 
 

@@ -113,7 +113,7 @@ def pull(
     pinned: str, into: Path, resolver: OciResolver, limits: PullLimits | None = None
 ) -> tuple[bytes, float]:
     """Fetch the pinned image's manifest, config and layers into `into`
-    (`pinned.json`, `manifest.json`, `blobs/<hex>`), streamed to disk and
+    (`pinned.json`, `manifest.json`, `blobs/sha256/<hex>`), streamed to disk and
     every one verified; the manifest bytes and the pull's deadline (the
     unpacking that follows keeps to it too)."""
     limits = limits or PullLimits()
@@ -121,7 +121,8 @@ def pull(
     ref = parse_image_ref(pinned)
     if ref.digest is None:
         raise LaunchError("image.not_pinned", f"{pinned} is not pinned by digest")
-    (into / "blobs").mkdir(parents=True, exist_ok=True)
+    blobs = into / "blobs" / "sha256"  # an OCI layout's place (`_layout`)
+    blobs.mkdir(parents=True, exist_ok=True)
     top_path, manifest_path = into / "pinned.json", into / "manifest.json"
     get = _Getter(resolver, ref, pinned, deadline, limits)
     get("manifests", Blob(ref.digest, -1, ""), top_path)
@@ -150,7 +151,7 @@ def pull(
             hint="raise [images] max_download_mib in flightdeck.toml if the image is trusted",
         )
     for blob in (config, *layers):
-        get("blobs", blob, into / "blobs" / blob.hex)
+        get("blobs", blob, blobs / blob.hex)
     return manifest, deadline
 
 
@@ -224,7 +225,7 @@ _HINTS = {
 }
 
 
-def _media_type(manifest: bytes) -> str:
+def media_type(manifest: bytes) -> str:
     try:
         value = read_json(manifest).get("mediaType", "")
     except (ValueError, AttributeError):
@@ -234,7 +235,7 @@ def _media_type(manifest: bytes) -> str:
 
 def platform_manifest(top: bytes, where: str) -> Blob | None:
     """For an index, the linux manifest for this machine; None for a manifest."""
-    if _media_type(top) not in _INDEX_TYPES:
+    if media_type(top) not in _INDEX_TYPES:
         return None
     arch = _ARCH.get(platform.machine(), platform.machine())
     try:
@@ -254,6 +255,7 @@ __all__ = [
     "Blob",
     "check_blob",
     "manifest_blobs",
+    "media_type",
     "platform_manifest",
     "pull",
 ]
