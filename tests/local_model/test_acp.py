@@ -3,6 +3,7 @@ real llama.cpp server: a prompt answered in streamed message chunks."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,3 +54,27 @@ def test_a_prompt_is_answered_in_streamed_chunks(
     log = acp_agent.client.log(session.session_id)
     chunks = [u for u in log.updates if u.session_update == "agent_message_chunk"]
     assert len(chunks) >= 2 and log.text().strip()
+
+
+def test_cancel_mid_stream_ends_the_prompt_as_cancelled(
+    acp_agent: Agent, llama: LocalServer, tmp_path: Path
+) -> None:
+    ws = trusted_workspace(tmp_path / "ws", llama, acp_agent.home)
+    (ws / "flightdeck.toml").write_text(
+        (ws / "flightdeck.toml").read_text().replace("max_tokens = 24", "max_tokens = 400")
+    )
+    session = acp_agent.call(acp_agent.conn.new_session(cwd=str(ws), mcp_servers=[]))
+    sid = session.session_id
+    log = acp_agent.client.log(sid)
+    ask = [{"type": "text", "text": "Tell a long story about a lighthouse."}]
+
+    async def go() -> str:
+        running = asyncio.create_task(acp_agent.conn.prompt(session_id=sid, prompt=ask))
+        while "agent_message_chunk" not in log.kinds():
+            await asyncio.sleep(0.02)
+        await acp_agent.conn.cancel(session_id=sid)
+        return str((await running).stop_reason)
+
+    assert acp_agent.call(go(), 120) == "cancelled"
+    chunks = len(log.updates)
+    assert chunks < 400  # cut short, not run to its limit
