@@ -36,6 +36,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("ui.py", []),
     ("temporal.py", []),  # skips itself without the temporal extra
     ("store.py", []),  # starts its own PostgreSQL (tests/_postgres.py) or uses one named
+    ("local_model.py", []),  # llama.cpp's server from the xllamacpp wheel (a dev dependency)
 ]
 
 

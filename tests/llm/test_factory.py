@@ -39,7 +39,8 @@ def test_public_names_are_exactly_all() -> None:
 
 
 def test_every_provider_name_has_a_default_model() -> None:
-    assert PROVIDER_NAMES == ("anthropic", "openai", "bedrock", "vertex")
+    assert PROVIDER_NAMES == ("anthropic", "openai", "bedrock", "vertex", "local")
+    assert default_model("local") == "auto"  # the first model the server lists
     assert all(default_model(n) for n in PROVIDER_NAMES)
     assert default_model("anthropic").startswith("claude")
 
@@ -67,10 +68,12 @@ def test_spec_5_provider_variables_are_read() -> None:
     )
     vertex_env = {"VERTEX_REGION": "us-east5", "VERTEX_PROJECT_ID": "p"}
     vertex = create_provider("vertex", api_key="token", env=vertex_env)
-    for provider in (anthropic, openai, bedrock, vertex):
+    local = create_provider("local", env={"FLIGHTDECK_LOCAL_BASE_URL": "http://127.0.0.1:9/v1"})
+    for provider in (anthropic, openai, bedrock, vertex, local):
         assert isinstance(provider, Provider)
     assert isinstance(anthropic, AnthropicProvider) and isinstance(openai, OpenAIProvider)
-    assert [p.name for p in (anthropic, openai, bedrock, vertex)] == list(PROVIDER_NAMES)
+    names = [p.name for p in (anthropic, openai, bedrock, vertex, local)]
+    assert names == list(PROVIDER_NAMES)
 
 
 def test_argument_beats_environment_and_model_is_kept() -> None:

@@ -143,6 +143,10 @@ KEYS: dict[str, Rule] = {
     "providers.*.prompt_caching": _harmless("whether the prompt is cached"),
     "providers.*.reasoning_effort": _harmless("how hard the model reasons"),
     "providers.*.max_tokens_field": _harmless("the name of one field of the request body"),
+    "providers.*.tool_choice": _harmless(
+        "whether the model must call a tool first: each call is still approved by the user's rules"
+    ),
+    "providers.*.parallel_tool_calls": _harmless("whether one answer may hold several tool calls"),
 }
 UNLISTED = _widening("not classified: held back until it is")
 # The tables walked into. A value is the key a plain string stands for

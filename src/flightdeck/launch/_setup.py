@@ -10,6 +10,7 @@ Configuration (`flightdeck.toml` in the workspace, or the user config):
     provider = "openai"                  # or anthropic; env FLIGHTDECK_LLM_PROVIDER
     model = "llama3.1"
     base_url = "http://127.0.0.1:8000/v1"
+    max_tokens = 2048                    # output limit of one llm-seam call (>= 1)
     [audit.sinks]
     "audit/tracker-writes" = "jsonl:~/audit/tracker.jsonl"
     [temporal]                           # `launch --executor temporal`, `worker`
@@ -120,6 +121,7 @@ def configured_settings(workspace: Path, **overrides: Any) -> StepSettings:
         "llm_model": config.get("llm.model"),
         "llm_base_url": config.get("llm.base_url"),
         **_retry_settings(config),
+        **_llm_settings(config),
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return StepSettings(**values)
@@ -151,7 +153,18 @@ def _retry_settings(config: Any) -> dict[str, Any]:
     return out
 
 
+def _llm_settings(config: Any) -> dict[str, Any]:
+    """`[llm] max_tokens`, validated like the retry settings."""
+    value = config.get("llm.max_tokens")
+    if value is None:
+        return {}
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
+        _invalid(config, "max_tokens", "an integer from 1 to 1000000", value, table="llm")
+    return {"llm_max_tokens": value}
+
+
 _DEFAULTS = {
+    "max_tokens": "2048",
     "max_tries": "3",
     "backoff_seconds": "0.2",
     "executor": "local",

@@ -13,6 +13,7 @@ from typing import Any
 from flightdeck.llm._anthropic import anthropic_provider
 from flightdeck.llm._bedrock import bedrock_provider
 from flightdeck.llm._errors import ProviderError
+from flightdeck.llm._local import AUTO_MODEL, local_provider
 from flightdeck.llm._openai import openai_provider
 from flightdeck.llm._provider import Provider
 from flightdeck.llm._settings import Settings
@@ -24,12 +25,15 @@ _DEFAULT_MODELS = {
     "openai": "gpt-4o",
     "bedrock": "us.anthropic.claude-sonnet-4-20250514-v1:0",
     "vertex": "claude-sonnet-4@20250514",
+    # the first model the local server lists (llm/_local.py)
+    "local": AUTO_MODEL,
 }
 _BUILDERS: dict[str, Callable[[Settings], Provider]] = {
     "anthropic": anthropic_provider,
     "openai": openai_provider,
     "bedrock": bedrock_provider,
     "vertex": vertex_provider,
+    "local": local_provider,
 }
 PROVIDER_NAMES = tuple(_DEFAULT_MODELS)
 
@@ -48,7 +52,7 @@ def create_provider(
     options: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Provider:
-    """A provider by name (`anthropic`, `openai`, `bedrock`, `vertex`).
+    """A provider by name (`anthropic`, `openai`, `bedrock`, `vertex`, `local`).
 
     Raises `ProviderError("config_error")` for an unknown name, an unknown
     option, or a missing credential, with a message saying how to set it.

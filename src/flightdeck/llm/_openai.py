@@ -60,6 +60,7 @@ class _Fold(msgspec.Struct):
     finish: str | None = None
     usage: Usage = msgspec.field(default_factory=Usage)
     tool_blocks: list[ToolUseBlock] = msgspec.field(default_factory=list)
+    one_call: bool = False  # parallel_tool_calls false was asked for
 
     def choice(self, choice: Any) -> list[StreamEvent]:
         out: list[StreamEvent] = []
@@ -89,9 +90,18 @@ class _Fold(msgspec.Struct):
                 call.arguments.append(function.arguments)
 
     def _release_calls(self) -> list[StreamEvent]:
-        for index in sorted(self.calls):
+        indexes = sorted(self.calls)
+        # Servers that ignore parallel_tool_calls false (llama.cpp's does)
+        # get their first call taken at its word, the rest dropped.
+        for index in indexes[:1] if self.one_call else indexes:
             call = self.calls[index]
-            arguments = _arguments("".join(call.arguments), call.name)
+            raw = "".join(call.arguments)
+            # An answer cut at the token limit ends in a call cut half-way:
+            # the calls before it are whole and are kept; it is not a call.
+            last = index == indexes[-1] and len(indexes) > 1
+            if self.finish == "length" and last and not _parses(raw):
+                break
+            arguments = _arguments(raw, call.name, cut=self.finish == "length")
             self.tool_blocks.append(ToolUseBlock(call.id or f"call_{index}", call.name, arguments))
         return [ToolCallReady(block) for block in self.tool_blocks]
 
@@ -133,7 +143,7 @@ class OpenAIProvider:
         params = openai_params(
             request, self.model, max_tokens_field=self.max_tokens_field, extra=self._extra
         )
-        fold = _Fold(params["model"])
+        fold = _Fold(params["model"], one_call=params.get("parallel_tool_calls") is False)
         client = self._client.get()
         try:
             raw = await client.chat.completions.create(
@@ -171,12 +181,25 @@ def _reasoning(delta: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _arguments(raw: str, name: str) -> dict[str, Any]:
+def _parses(raw: str) -> bool:
+    try:
+        return isinstance(read_json(raw), dict) if raw.strip() else True
+    except JsonError:
+        return False
+
+
+def _arguments(raw: str, name: str, *, cut: bool = False) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
         value = read_json(raw)
     except JsonError as exc:
+        if cut:  # the same call would stop at the same place: not retryable
+            message = (
+                f"the model's call to tool {name!r} was cut off at the output token limit"
+                " (finish_reason length); raise max_tokens"
+            )
+            raise ProviderError("provider_error", message) from exc
         message = f"the model sent invalid JSON arguments for tool {name!r}: {exc}"
         raise ProviderError("provider_error", message, retryable=True) from exc
     if not isinstance(value, dict):
@@ -223,6 +246,28 @@ def compatible_base_url(base_url: str, api_path: Any = None) -> str:
     return f"{base}/{path}" if path else base
 
 
+_TOOL_CHOICES = ("auto", "required", "none")
+
+
+def tool_options(settings: Settings) -> dict[str, Any]:
+    """`tool_choice` (auto, required, none: a turn's first call only, see
+    `openai_params`) and `parallel_tool_calls` (a boolean), when set."""
+    extra: dict[str, Any] = {}
+    choice = settings.options.get("tool_choice")
+    if choice is not None:
+        if choice not in _TOOL_CHOICES:
+            message = f"tool_choice must be one of {', '.join(_TOOL_CHOICES)}, not {choice!r}"
+            raise ProviderError("config_error", message)
+        extra["tool_choice"] = choice
+    parallel = settings.options.get("parallel_tool_calls")
+    if parallel is not None:
+        if not isinstance(parallel, bool):
+            message = f"parallel_tool_calls must be true or false, not {parallel!r}"
+            raise ProviderError("config_error", message)
+        extra["parallel_tool_calls"] = parallel
+    return extra
+
+
 def openai_provider(settings: Settings) -> OpenAIProvider:
     """The `openai` provider: OPENAI_API_KEY, OPENAI_BASE_URL.
 
@@ -230,7 +275,16 @@ def openai_provider(settings: Settings) -> OpenAIProvider:
     absent, and `max_tokens` is sent instead of `max_completion_tokens`,
     which older compatible servers do not know.
     """
-    settings.check_options({"max_tokens_field", "reasoning_effort", "organization", "api_path"})
+    settings.check_options(
+        {
+            "max_tokens_field",
+            "reasoning_effort",
+            "organization",
+            "api_path",
+            "tool_choice",
+            "parallel_tool_calls",
+        }
+    )
     base_url = settings.base_url or settings.first_env("OPENAI_BASE_URL")
     if base_url:
         base_url = compatible_base_url(base_url, settings.options.get("api_path"))
@@ -245,7 +299,7 @@ def openai_provider(settings: Settings) -> OpenAIProvider:
             f"max_tokens_field must be max_tokens or max_completion_tokens, not {field_name!r}"
         )
         raise ProviderError("config_error", message)
-    extra = {}
+    extra = tool_options(settings)
     if settings.options.get("reasoning_effort"):
         extra["reasoning_effort"] = settings.options["reasoning_effort"]
     kwargs = settings.client_kwargs()

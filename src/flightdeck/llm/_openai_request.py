@@ -42,7 +42,19 @@ def openai_params(
     if request.temperature is not None:
         params["temperature"] = request.temperature
     params.update(extra)
+    if not request.tools:  # the API refuses a tool choice without tools
+        params.pop("tool_choice", None)
+        params.pop("parallel_tool_calls", None)
+    elif params.get("tool_choice") not in (None, "auto") and _answers_tools(request):
+        # A forced choice holds for a turn's first call only: forced on every
+        # call, the model could never answer after its tools have run.
+        del params["tool_choice"]
     return params
+
+
+def _answers_tools(request: Request) -> bool:
+    last = request.messages[-1] if request.messages else None
+    return last is not None and any(isinstance(b, ToolResultBlock) for b in last.content)
 
 
 def _tool(tool: ToolSpec) -> dict[str, Any]:

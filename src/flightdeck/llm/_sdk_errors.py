@@ -19,7 +19,11 @@ from flightdeck.llm._errors import ProviderError
 
 _CONTEXT_WORDING = re.compile(
     r"prompt is too long|context.length|context window|maximum context|too many (input )?tokens"
-    r"|exceeds? the context|context_length_exceeded|input length and `max_tokens` exceed",
+    r"|exceeds? the (available )?context|context_length_exceeded"
+    r"|input length and `max_tokens` exceed"
+    # llama.cpp's server: "request (N tokens) exceeds the available context
+    # size (M tokens)", with the error type below
+    r"|exceed_context_size",
     re.IGNORECASE,
 )
 # Error types that servers send inside an already-started stream.
@@ -74,7 +78,7 @@ def _from_status(
     if status == 200:  # Anthropic reports in-stream errors with the stream's status
         mapped = _from_stream_error(message, body)
         return ProviderError(mapped.code, message, retryable=mapped.retryable, status=status)
-    if status in (400, 413) and _CONTEXT_WORDING.search(message):
+    if status in (400, 413) and _CONTEXT_WORDING.search(f"{message} {_error_type(body)}"):
         return error("context_too_long")
     if 400 <= status < 500:
         return error("bad_request", status == 409)

@@ -48,6 +48,7 @@ import importlib
 import threading
 
 from flightdeck.llm._anthropic import AnthropicProvider
+from flightdeck.llm._local import LocalProvider
 from flightdeck.llm._openai import OpenAIProvider
 
 # Imported on a client's first request, not by importing the SDK: anyio loads
@@ -69,7 +70,7 @@ def sdk_modules(provider: object) -> tuple[str, ...]:
         return _EXPRESS_MODULES
     if isinstance(provider, AnthropicProvider):  # also Bedrock and Vertex
         return ("anthropic", "anthropic.types", "anthropic.lib.streaming")
-    if isinstance(provider, OpenAIProvider):
+    if isinstance(provider, OpenAIProvider | LocalProvider):
         return ("openai", "openai.types.chat")
     return ()
 

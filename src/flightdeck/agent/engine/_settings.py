@@ -25,8 +25,12 @@ from flightdeck.agent.tools._sandbox import SandboxConfigError, SandboxSettings,
 
 Mode = Literal["default", "auto_edit", "yolo"]
 MODES: tuple[Mode, ...] = ("default", "auto_edit", "yolo")
-PROVIDERS = ("anthropic", "openai", "bedrock", "vertex")
-BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+PROVIDERS = ("anthropic", "openai", "bedrock", "vertex", "local")
+BASE_URL_ENV = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "local": "FLIGHTDECK_LOCAL_BASE_URL",
+}
 # Providers whose requests carry a reasoning effort, and its levels (`set_config`).
 EFFORT_LEVELS: dict[str, tuple[str, ...]] = {"openai": ("low", "medium", "high")}
 

@@ -46,11 +46,13 @@ class Turn:
         self.s = session
         self.state = state
         self.emit: Callable[[p.Event], None] = session.emit
+        self._opened_at = -1  # the history's length once the turn's message is in
 
     async def run(self, pending: Message | None = None) -> None:
         """The model loop. Raises CancelledError when stopped. `pending` is a
         reply (from a resumed session) whose tools are settled first."""
         settings = self.s.settings
+        self._opened_at = len(self.s.history)
         for _ in range(settings.max_turns):
             if pending is not None:
                 reply, pending = pending, None
@@ -117,9 +119,22 @@ class Turn:
                 message = (
                     f"{exc.message} ({exc.code})" if exc.code not in exc.message else exc.message
                 )
+                if exc.code == "context_too_long" and self._drop_new_message():
+                    message += "; the message was not kept, so the conversation can go on"
                 self.s.error(self.state.msg_id, "provider_error", message, retryable=exc.retryable)
                 return None
         return None  # pragma: no cover - the loop always returns
+
+    def _drop_new_message(self) -> bool:
+        """Take back the message that opened this turn when the model refused
+        it as too long before anything else happened: kept, it would make
+        every later call of the session fail the same way."""
+        history = self.s.history
+        if len(history) != self._opened_at or not history or history[-1].role != "user":
+            return False
+        del history[-1]
+        self.s.persist_compaction()
+        return True
 
     async def _stream_once(self) -> Response:
         msg_id = self.state.msg_id

@@ -22,7 +22,7 @@ import click
     "--provider",
     # Not a click.Choice: an unknown provider must reach the host as a
     # `config_error` event on stdout, not as a usage message on stderr.
-    help="anthropic, openai, bedrock or vertex (default: [agent] provider, else anthropic).",
+    help="anthropic, openai, bedrock, vertex or local (default: [agent] provider, else anthropic).",
 )
 @click.option("--model", help="Model id (default: the provider's default model).")
 @click.option("--max-tokens", type=int, help="Output token limit per model call.")
