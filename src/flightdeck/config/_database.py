@@ -124,11 +124,16 @@ def pool(url: str) -> ConnectionPool:
             psycopg.connect(url, connect_timeout=10).close()
         except (psycopg.Error, OSError, ValueError) as exc:
             raise unreachable(url, exc) from None
+        # `check`: the pool tries each connection (an empty query) before
+        # handing it out and replaces one that fails, so a server restarted
+        # between two commands of a long-lived process (a worker, the ui)
+        # costs a reconnect, not a failed query.
         opened = ConnectionPool(
             url,
             min_size=1,
             max_size=8,
             kwargs={"autocommit": True, "connect_timeout": 10},
+            check=ConnectionPool.check_connection,
             open=True,
             name="flightdeck",
         )
