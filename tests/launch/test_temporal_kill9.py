@@ -370,9 +370,9 @@ def test_kill9_with_workers_and_launchers_in_separate_homes_over_postgresql(
 ) -> None:
     """Issue 31: the same campaign with three workers, two runs at a time
     from two launchers, and every launcher process in a home of its own;
-    the journal and audit they share are PostgreSQL. Then, from a fifth home that took no part: every run shows
-    completed, and its outputs come out of the store, the published file
-    gone."""
+    the journal and audit they share are PostgreSQL. Then, from a fifth
+    home that took no part: every run shows completed, and its outputs come
+    out of the store, the published file gone."""
     records = _campaign(pg_chaos, tmp_path, lanes=2)
     homes = sorted(p.name for p in (tmp_path / "homes").iterdir())
     assert len(homes) >= 5  # three workers, their replacements, launchers
