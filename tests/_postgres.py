@@ -23,6 +23,8 @@ from pathlib import Path
 
 SKIP_REASON = "PostgreSQL server binaries not found (apt-get install postgresql)"
 _counter = itertools.count()
+# URL -> how to run pg_ctl on its cluster (`restart`).
+_CLUSTERS: dict[str, tuple[Path, Path, dict[str, object]]] = {}
 
 
 def server_bin() -> Path | None:
@@ -74,9 +76,12 @@ def started_cluster(bindir: Path) -> Iterator[str]:
         [bindir / "pg_ctl", "-D", data, "-o", options, "-l", root / "log", "-w", "start"],
         **kwargs,  # type: ignore[call-overload]
     )
+    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    _CLUSTERS[url] = (bindir, data, kwargs)
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield url
     finally:
+        del _CLUSTERS[url]
         subprocess.run(
             [bindir / "pg_ctl", "-D", data, "-m", "immediate", "stop"],
             **{**kwargs, "check": False},  # type: ignore[call-overload]
@@ -92,3 +97,14 @@ def fresh_database(admin_url: str) -> str:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def restart(url: str) -> None:
+    """`pg_ctl restart` (fast: the server ends every session) of the cluster
+    `url` is on, waiting until it accepts connections again."""
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    bindir, data, kwargs = _CLUSTERS[admin]
+    # The log file again: without one the server would keep the pipes
+    # `subprocess.run` reads open, and it would never return.
+    argv = [bindir / "pg_ctl", "-D", data, "-l", data.parent / "log", "-m", "fast", "-w"]
+    subprocess.run([*argv, "restart"], **kwargs)  # type: ignore[call-overload]

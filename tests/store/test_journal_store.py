@@ -176,6 +176,22 @@ def test_one_process_walks_a_run_at_a_time(backend: str) -> None:
     second.close()
 
 
+def test_a_process_walking_more_runs_than_its_pool_holds_still_writes(backend: str) -> None:
+    """An embedder's concurrent launches in one process: each walk holds its
+    run's lock for the walk, and with more walks than the pool's connections
+    the journal must still be written (the locks hold no pooled connection)."""
+    from contextlib import ExitStack
+
+    journal = Journal()
+    with ExitStack() as walks:
+        for n in range(12):  # the pool holds 8
+            walks.enter_context(run_lock(journal, f"r{n}"))
+        _new_run(journal, "r0")
+        journal.step_finished("r0", "a", "transform", "completed", result=1)
+        assert [row.step_id for row in journal.steps("r0")] == ["a"]
+    journal.close()
+
+
 def test_a_store_that_is_down_is_a_located_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(
         "FLIGHTDECK_DATABASE_URL", "postgresql://fd:s3cret@127.0.0.1:1/flightdeck?connect_timeout=2"

@@ -86,6 +86,24 @@ def store_url(environ: dict[str, str] | None = None) -> str | None:
     return url
 
 
+DEFAULT_OUTPUT_LIMIT = 256 * 1024 * 1024
+
+
+def output_limit() -> int:
+    """`[store] max_output_bytes` in the user's config.toml: the largest
+    output the run journal keeps (either backend), default 256 MiB. A
+    workspace cannot set it, like the URL. `ConfigError` for a value that is
+    not a positive integer, or an unreadable config.toml."""
+    path = config_dir() / "config.toml"
+    table = (_read(path) or {}).get("store")
+    value = table.get("max_output_bytes") if isinstance(table, dict) else None
+    if value is None:
+        return DEFAULT_OUTPUT_LIMIT
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(path, "[store] max_output_bytes is not a positive number of bytes")
+    return value
+
+
 def unreachable(url: str, exc: BaseException) -> StoreError:
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     # psycopg's messages may quote the connection string; never its password.
@@ -124,11 +142,16 @@ def pool(url: str) -> ConnectionPool:
             psycopg.connect(url, connect_timeout=10).close()
         except (psycopg.Error, OSError, ValueError) as exc:
             raise unreachable(url, exc) from None
+        # `check`: the pool tries each connection (an empty query) before
+        # handing it out and replaces one that fails, so a server restarted
+        # between two commands of a long-lived process (a worker, the ui)
+        # costs a reconnect, not a failed query.
         opened = ConnectionPool(
             url,
             min_size=1,
             max_size=8,
             kwargs={"autocommit": True, "connect_timeout": 10},
+            check=ConnectionPool.check_connection,
             open=True,
             name="flightdeck",
         )

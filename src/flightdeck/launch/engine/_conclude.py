@@ -138,7 +138,14 @@ def _status(step_id: str, state: StepState) -> str:
     return "blocked"
 
 
-STORED_OUTPUT_BYTES = 16 * 1024 * 1024
+def _limit() -> int:
+    from flightdeck.config import ConfigError
+    from flightdeck.config._database import output_limit
+
+    try:
+        return output_limit()
+    except ConfigError as exc:
+        raise LaunchError(exc.code, f"{exc.path}: {exc.message}") from None
 
 
 def materialize_all(
@@ -160,18 +167,18 @@ def materialize_all(
             )
         memo = state.done[step.id]
         value = memo["outputs"][step.outputs[0]] if len(step.outputs) == 1 else memo["result"]
+        # A file's content is kept too in a PostgreSQL store: there the
+        # outputs reach any machine (`runs outputs`), not only the folder of
+        # the one that concluded the run. What is kept is bounded (in rows of
+        # a chunk each, and in all by `[store] max_output_bytes`).
+        stored = output.publish_target != "file" or journal.url is not None
         try:
-            made = materialize(output, value, out_dir)
+            made = materialize(output, value, out_dir, _limit() if stored else None)
         except LaunchError as exc:
             exc.step = step.id
             raise
         record = {**made.record, "step": step.id}
-        # A file's content is kept too in a PostgreSQL store, up to a bound:
-        # there the outputs reach any machine (`runs outputs`), not only the
-        # folder of the one that concluded the run.
-        shared = journal.url is not None and made.record["bytes"] <= STORED_OUTPUT_BYTES
-        keep = made.content if output.publish_target != "file" or shared else None
-        journal.output(run_id, record, keep)
+        journal.output(run_id, record, made.content if stored else None)
         router.write(run_id, "launch.output", record)
         records.append(record)
     return records

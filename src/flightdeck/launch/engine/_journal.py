@@ -29,6 +29,7 @@ from flightdeck.audit import utc_now
 from flightdeck.config import ConfigError, StoreError, data_dir, mask_url, store_url
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._journal_schema import migrate
+from flightdeck.launch.engine._output_store import CHUNK_SELECT, chunk_of, output_writes
 from flightdeck.launch.engine._rows import RUN_COLUMNS, RunRow, StepRow, run_row, step_row
 
 if TYPE_CHECKING:
@@ -361,32 +362,29 @@ class Journal:
 
     # outputs --------------------------------------------------------------
     def output(self, run_id: str, record: dict[str, Any], content: str | None) -> None:
-        self._exec(
-            "INSERT OR REPLACE INTO outputs (run_id, name, path, mime_type, sha256, bytes,"
-            " content) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                record["name"],
-                record.get("path"),
-                record["mime_type"],
-                record["sha256"],
-                record["bytes"],
-                content,
-            ),
-        )
+        """Keep an output's record and (not None) content, in chunks when
+        large (`_output_store`): its rows commit together."""
+        with self.batch():
+            for sql, args in output_writes(run_id, record, content):
+                self._exec(sql, args)
 
     def output_contents(self, run_id: str) -> list[dict[str, Any]]:
-        """`outputs`, each with the content the store keeps (None: not kept)."""
+        """`outputs`, each with the content its row keeps (None: not kept, or
+        in `chunks` rows: see `output_chunk`)."""
         rows = self._rows(
-            "SELECT name, path, mime_type, sha256, bytes, content FROM outputs WHERE run_id = ?"
-            " ORDER BY rowid",
+            "SELECT name, path, mime_type, sha256, bytes, content, chunks FROM outputs"
+            " WHERE run_id = ? ORDER BY rowid",
             (run_id,),
         )
         return [
             {"name": r[0], "path": r[1], "mime_type": r[2], "sha256": r[3], "bytes": r[4]}
-            | {"content": r[5]}
+            | {"content": r[5], "chunks": r[6]}
             for r in rows
         ]
+
+    def output_chunk(self, run_id: str, name: str, seq: int) -> tuple[bytes, str] | None:
+        """Chunk `seq` of an output kept in chunks, with its SHA-256; None if gone."""
+        return chunk_of(self._rows(CHUNK_SELECT, (run_id, name, seq)))
 
     def outputs(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._rows(

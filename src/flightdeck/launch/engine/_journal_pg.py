@@ -23,28 +23,25 @@ from typing import TYPE_CHECKING, Any
 from flightdeck.config._database import StoreError, mask_url, migrate_postgres, pool, unreachable
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._journal_schema import POSTGRES_MIGRATIONS
+from flightdeck.launch.engine._output_store import OUTPUT_REPLACE
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
-_OUTPUT_REPLACE = (
-    "INSERT OR REPLACE INTO outputs (run_id, name, path, mime_type, sha256, bytes,"
-    " content) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
 # SQLite's REPLACE deletes and re-inserts, moving the row to the end of the
 # run's outputs; a new `seq` does the same here.
 _OUTPUT_UPSERT = (
-    "INSERT INTO outputs (run_id, name, path, mime_type, sha256, bytes, content)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (run_id, name) DO UPDATE SET"
+    "INSERT INTO outputs (run_id, name, path, mime_type, sha256, bytes, content, chunks)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (run_id, name) DO UPDATE SET"
     " path = excluded.path, mime_type = excluded.mime_type, sha256 = excluded.sha256,"
-    " bytes = excluded.bytes, content = excluded.content,"
+    " bytes = excluded.bytes, content = excluded.content, chunks = excluded.chunks,"
     " seq = nextval(pg_get_serial_sequence('outputs', 'seq'))"
 )
 _RETRYABLE_STATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
 
 
 def translate(sql: str) -> str:
-    if sql == _OUTPUT_REPLACE:
+    if sql == OUTPUT_REPLACE:
         return _OUTPUT_UPSERT
     return sql.replace("?", "%s").replace("ORDER BY rowid", "ORDER BY seq")
 

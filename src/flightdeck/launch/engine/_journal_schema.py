@@ -65,6 +65,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE runs ADD COLUMN cluster TEXT;
         """,
     ),
+    (
+        # An output over one chunk is kept in rows of 1 MiB (`_output_store`);
+        # `chunks` NULL: its content (if kept) is in `content`.
+        "0003_output_chunks",
+        """
+        ALTER TABLE outputs ADD COLUMN chunks INTEGER;
+        CREATE TABLE output_chunks (
+            run_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (run_id, name, seq)
+        );
+        """,
+    ),
 )
 
 # The same history on PostgreSQL (docs/decisions.md, "One store, two
@@ -120,6 +136,20 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         ALTER TABLE runs ADD COLUMN executor TEXT;
         ALTER TABLE runs ADD COLUMN cluster TEXT;
+        """,
+    ),
+    (
+        "0003_output_chunks",
+        """
+        ALTER TABLE outputs ADD COLUMN chunks INTEGER;
+        CREATE TABLE output_chunks (
+            run_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            data BYTEA NOT NULL,
+            PRIMARY KEY (run_id, name, seq)
+        );
         """,
     ),
 )

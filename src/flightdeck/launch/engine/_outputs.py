@@ -134,9 +134,18 @@ def write_atomic(target: Path, data: bytes) -> None:
         raise
 
 
-def materialize(output: Output, value: Any, out_dir: Path) -> Materialized:
+def materialize(
+    output: Output, value: Any, out_dir: Path, limit: int | None = None
+) -> Materialized:
+    """The output rendered and, for `publish.target: file`, written. Over
+    `limit` (the store's, when the journal will keep the content) it is
+    `output.too_large` before anything is written."""
     text = render(output, value)
     data = text.encode("utf-8")
+    if limit is not None and len(data) > limit:
+        from flightdeck.launch.engine._output_store import too_large
+
+        raise too_large(output.name, len(data), limit)
     record: dict[str, Any] = {
         "name": output.name,
         "path": None,

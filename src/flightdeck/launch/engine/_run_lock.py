@@ -5,8 +5,10 @@ another machine) is refused with `resume.running` instead of walking it
 twice. The database holds the lock, so it ends with the process that held
 it, kill -9 included:
 
-- PostgreSQL: a session advisory lock, on a connection kept for the walk
-  (the server drops it when that connection closes);
+- PostgreSQL: a session advisory lock, on a connection of its own kept for
+  the walk (the server drops it when that connection closes). Not one of
+  the pool's: a process walking more runs at once than the pool holds
+  (an embedder's concurrent launches) would starve its own journal writes;
 - SQLite: a file lock (`filelock`, flock) beside the journal, in
   `run-locks/RUN.lock` (the kernel drops it when the process ends).
 """
@@ -57,11 +59,11 @@ def run_lock(journal: Journal, run_id: str) -> Iterator[None]:
 def _advisory(url: str, run_id: str) -> Iterator[None]:
     import psycopg
 
-    from flightdeck.config._database import pool, unreachable
+    from flightdeck.config._database import unreachable
 
     key = f"flightdeck.run:{run_id}"
     try:
-        with pool(url).connection() as conn:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
             row = conn.execute(
                 "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
             ).fetchone()
