@@ -542,3 +542,57 @@ def test_depends_on_orders_the_install_and_a_cycle_is_refused(
         _freeze(plan, cycle, tmp_path / "keys")
     assert caught.value.code == "compose.feature_cycle"
     assert "dependsOn" in caught.value.message and "installsAfter" in caught.value.message
+
+
+def _with_network(catalog: Path, tool: str, hosts: list[str]) -> Path:
+    data = json.loads(catalog.read_text())
+    for entry in data["tools"][tool]["versions"].values():
+        entry["network"] = hosts
+    catalog.write_text(json.dumps(data))
+    return catalog
+
+
+def test_a_catalog_entry_may_name_the_hosts_its_install_downloads_from(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """`network` in a catalog entry: install.sh reaches those hosts (through
+    the egress proxy) and no other; the entry is part of the composition's
+    inputs, so naming hosts changes the composed image's tag."""
+    fetch = (
+        "#!/bin/sh\nset -e\nmkdir -p /usr/local/share\n"
+        f"wget -q -O /usr/local/share/fetched http://{registry.address}/v2/\n"
+    )
+    ref = registry.feature("hello", _features.hello_feature(fetch), tag="net")
+    plan = _plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path)
+    offline = _catalog(registry, tmp_path / "offline", hello=ref)
+    with pytest.raises(LaunchError) as refused:
+        _freeze(plan, offline, tmp_path / "keys")
+    assert refused.value.code == "compose.network_refused"
+    assert "allows none" in refused.value.message
+    allowed = _with_network(_catalog(registry, tmp_path / "net", hello=ref), "hello",
+                            [registry.address])  # fmt: skip
+    lock = _freeze(plan, allowed, tmp_path / "keys").frozen.lock
+    digest = lock["resolvedImages"][0]["digest"]
+    rootfs = ImageCache().folder(f"flightdeck.local/composed@{digest}") / "rootfs"
+    assert (rootfs / "usr/local/share/fetched").read_text().strip() == "{}"
+    # Another host is still refused, naming what the entry allows.
+    elsewhere = fetch.replace(registry.address, "127.0.0.1:9")
+    other = registry.feature("hello", _features.hello_feature(elsewhere), tag="elsewhere")
+    narrow = _with_network(_catalog(registry, tmp_path / "narrow", hello=other), "hello",
+                           [registry.address])  # fmt: skip
+    with pytest.raises(LaunchError) as caught:
+        _freeze(plan, narrow, tmp_path / "keys")
+    assert caught.value.code == "compose.network_refused"
+    assert f"allows only {registry.address}" in caught.value.message
+
+
+def test_a_network_entry_is_checked_where_the_catalog_is_read(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.json"
+    entry = {"feature": "r.example/f/x:1@sha256:" + "a" * 64, "network": ["bad host"]}
+    catalog.write_text(
+        json.dumps({"catalogVersion": 1, "tools": {"x": {"versions": {"1.0.0": entry}}}})
+    )
+    with pytest.raises(FlightPlanError) as caught:
+        load_feature_catalog(catalog)
+    assert caught.value.code == "catalog.invalid"
+    assert "tools.x.versions.1.0.0.network" in caught.value.message

@@ -127,6 +127,8 @@ def compose_environment(
     inputs = hashlib.sha256(pinned.encode())
     for pin in pins:
         inputs.update(b"\0" + pin.feature.encode())
+        if pin.network:  # what install.sh could fetch is an input too
+            inputs.update(b"\0network=" + ",".join(pin.network).encode())
     resolved = ResolvedImage(
         f"{pinned}+tools({names})",
         composed.digest,

@@ -109,7 +109,9 @@ def show(tool: str, catalog_file: Path | None, workspace: Path | None, fmt: str)
     click.echo(f"{tool} (programs: {', '.join(entry['programs'])})")
     for version, spec in entry["versions"].items():
         options = ", ".join(f"{k}={v}" for k, v in spec.get("options", {}).items())
-        click.echo(f"  {version}: {spec['feature']}" + (f"  [{options}]" if options else ""))
+        network = ", ".join(spec.get("network", []))
+        extra = (f"  [{options}]" if options else "") + (f"  network: {network}" if network else "")
+        click.echo(f"  {version}: {spec['feature']}" + extra)
 
 
 @catalog.command("add")
@@ -119,6 +121,13 @@ def show(tool: str, catalog_file: Path | None, workspace: Path | None, fmt: str)
 @click.option("--program", "programs", multiple=True, help="A program the tool provides.")
 @click.option("--option", "options", multiple=True, metavar="ID=VALUE", help="A Feature option.")
 @click.option("--runner-base", help="Also set the catalog's runner base (an image reference).")
+@click.option(
+    "--network",
+    "network",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="A host the Feature's install.sh may download from at freeze (default: none).",
+)
 @click.option(
     "--push",
     "push_to",
@@ -137,6 +146,7 @@ def add(
     programs: tuple[str, ...],
     options: tuple[str, ...],
     runner_base: str | None,
+    network: tuple[str, ...],
     push_to: str | None,
     insecure: tuple[str, ...],
     catalog_file: Path | None,
@@ -173,7 +183,9 @@ def add(
             reference, packed = push_folder(folder, push_to, version, frozenset(insecure))
         elif push_to is not None:
             raise click.BadParameter("--push goes with a SOURCE folder", param_hint="--push")
-        pin = FeaturePin(tool, version, version, reference, values, programs or (tool,))
+        pin = FeaturePin(
+            tool, version, version, reference, values, programs or (tool,), tuple(network)
+        )
         added = pin_feature(path, pin, frozenset(insecure), runner_base)
     except (FlightPlanError, LaunchError) as exc:
         fail(exc, fmt)

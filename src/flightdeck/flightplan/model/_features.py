@@ -13,7 +13,8 @@ format). It also names the runner base tools-only plans are composed onto:
           "programs": ["hello"],
           "versions": {
             "1.2.0": {"feature": "registry.example/features/hello:1.2.0@sha256:<hex>",
-                      "options": {"greeting": "hi"}}
+                      "options": {"greeting": "hi"},
+                      "network": ["downloads.example:443"]}
           }
         }
       }
@@ -22,8 +23,10 @@ format). It also names the runner base tools-only plans are composed onto:
 Whoever writes this file decides what runs as root at freeze, so it is read
 like any outside JSON (bounded, through `read_json`) and every Feature must
 be pinned by digest: a tag beside the digest is kept only so composition can
-refuse a tag that has since moved. A problem is `catalog.invalid` naming the
-file and the key.
+refuse a tag that has since moved. `network` (optional) names the hosts
+(`host` for its ports 80 and 443, or `host:port`) the Feature's install.sh
+may reach through the egress proxy at freeze; without it the install is
+offline. A problem is `catalog.invalid` naming the file and the key.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 _OPTION = re.compile(r"^[A-Za-z0-9_-]+$")
+# The shape only; the egress proxy checks each entry exactly when it starts.
+_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?$")
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class FeaturePin:
     feature: str  # `<registry>/<repository>[:tag]@sha256:<hex>`
     options: Mapping[str, str] = field(default_factory=dict)
     programs: tuple[str, ...] = ()
+    network: tuple[str, ...] = ()  # hosts install.sh may reach; none: offline
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,7 @@ class FeatureCatalog:
         if tool is None or version is None:
             return None
         pin = self.tools[name][version]
-        return FeaturePin(name, spec, version, pin.feature, pin.options, pin.programs)
+        return FeaturePin(name, spec, version, pin.feature, pin.options, pin.programs, pin.network)
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -171,12 +177,18 @@ def _pin(
         for k, v in options.items()
     ):
         raise _invalid(path, f"{where}.options", "must map option ids to strings or booleans")
-    unknown = sorted(set(spec) - {"feature", "options"})
+    network = spec.get("network", [])
+    if not isinstance(network, list) or not all(
+        isinstance(h, str) and _HOST.match(h) for h in network
+    ):
+        raise _invalid(path, f"{where}.network", "must be a list of hosts (host or host:port)")
+    unknown = sorted(set(spec) - {"feature", "options", "network"})
     if unknown:
         raise _invalid(path, where, f"unknown keys {', '.join(unknown)}")
     values = {k: str(v).lower() if isinstance(v, bool) else v for k, v in options.items()}
     frozen = MappingProxyType(dict(sorted(values.items())))
-    return FeaturePin(name, version, version, feature, frozen, programs)
+    hosts = tuple(sorted(set(network)))
+    return FeaturePin(name, version, version, feature, frozen, programs, hosts)
 
 
 def catalog_to_data(catalog: FeatureCatalog) -> dict[str, Any]:
@@ -190,6 +202,8 @@ def catalog_to_data(catalog: FeatureCatalog) -> dict[str, Any]:
             entries[version] = {"feature": pin.feature}
             if pin.options:
                 entries[version]["options"] = dict(pin.options)
+            if pin.network:
+                entries[version]["network"] = list(pin.network)
         tools[name] = {"programs": list(catalog.programs[name]), "versions": entries}
     data: dict[str, Any] = {"catalogVersion": 1}
     if catalog.runner_base is not None:
@@ -220,6 +234,8 @@ def add_feature(
     entry: dict[str, Any] = {"feature": pin.feature}
     if pin.options:
         entry["options"] = dict(pin.options)
+    if pin.network:
+        entry["network"] = list(pin.network)
     known = tool["versions"].get(pin.version)
     if known is not None and known != entry:
         raise FlightPlanError(

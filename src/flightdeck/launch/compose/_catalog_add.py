@@ -98,8 +98,14 @@ def pin_feature(
             fetch_feature(pinned, resolver, Path(scratch), configured_limits(None))
     finally:
         resolver.close()
-    add_feature(path, pinned, runner_base=base)
-    return {"feature": pinned.feature, "options": dict(pinned.options), "runner_base": base}
+    checked = add_feature(path, pinned, runner_base=base)
+    network = list(checked.tools[pin.tool][pin.version].network)
+    return {
+        "feature": pinned.feature,
+        "options": dict(pinned.options),
+        "network": network,
+        "runner_base": base,
+    }
 
 
 __all__ = ["pin_feature", "push_folder"]

@@ -127,7 +127,15 @@ class FeatureComposer:
             before = await self._timed("diff", snapshot, tree)
             env = {**container_env, **feature.env}
             started = time.perf_counter()
-            await run_install(bwrap, tree, feature.folder, env, what=what, timeout=self.timeout)
+            await run_install(
+                bwrap,
+                tree,
+                feature.folder,
+                env,
+                what=what,
+                timeout=self.timeout,
+                network=pin.network,
+            )
             self._spent("install", started)
             changes = await self._timed("diff", self._changes, tree, before, what)
             out = work / f"layer-{number}.tar"

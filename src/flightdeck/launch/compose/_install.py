@@ -9,9 +9,10 @@ Features before it) and every namespace of its own: root inside is mapped
 to the user running freeze, with every capability dropped (`--cap-drop
 ALL`, no new user namespaces), so it can write the files it owns there and
 nothing of the host. Its network namespace is empty; `HTTP(S)_PROXY`
-points at the egress relay, whose proxy admits nothing, so a download
-through the proxy is refused and recorded (`compose.network_refused`)
-rather than merely failing. A non-zero exit is `compose.install_failed`
+points at the egress relay, whose proxy admits only the hosts the catalog
+entry's `network` names (none by default), so a download elsewhere through
+the proxy is refused and recorded (`compose.network_refused`) rather than
+merely failing. A non-zero exit is `compose.install_failed`
 with the end of its output; a run past the timeout is killed
 (`compose.install_timeout`).
 """
@@ -62,8 +63,16 @@ async def run_install(
     *,
     what: str,
     timeout: float,
+    network: tuple[str, ...] = (),
 ) -> None:
-    proxy = EgressProxy(frozenset())
+    try:
+        proxy = EgressProxy(frozenset(network))
+    except EgressProxy.BadHost as exc:
+        raise LaunchError(
+            "compose.bad_network",
+            f"the catalog entry of {what} names a host the proxy cannot admit exactly: {exc}",
+            hint="network entries are host (ports 80 and 443) or host:port",
+        ) from None
     url = f"http://127.0.0.1:{EgressProxy.PORT}"
     proxied = {name: url for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
     argv = install_argv(bwrap, rootfs, feature, {**env, **proxied})
@@ -75,12 +84,15 @@ async def run_install(
             status, output = await _run(relay, argv, timeout, what)
         finally:
             await proxy.close()
-    if proxy.decisions:
-        tried = ", ".join(sorted({f"{d.method} {d.target}" for d in proxy.decisions}))
+    refused = [d for d in proxy.decisions if d.decision != "allowed"]
+    if refused:
+        tried = ", ".join(sorted({f"{d.method} {d.target}" for d in refused}))
+        allowed = f"only {', '.join(network)}" if network else "none"
         raise LaunchError(
             "compose.network_refused",
-            f"install.sh of {what} tried the network ({tried}); composition runs offline",
-            hint="a Feature for the catalog installs what its tarball bundles",
+            f"install.sh of {what} tried the network ({tried}); its catalog entry allows {allowed}",
+            hint="a Feature installs what its tarball bundles, or its catalog entry names"
+            " the hosts it downloads from (network)",
         )
     if status != 0:
         tail = output.decode("utf-8", "replace").strip()[-_TAIL:]
