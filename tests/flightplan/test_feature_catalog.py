@@ -64,7 +64,9 @@ def _version(data: dict[str, Any]) -> dict[str, Any]:
         (lambda d: _version(d).update(options=[]), "options"),
         (lambda d: _version(d).update(options={"a": 1}), "options"),
         (lambda d: _version(d).update(options={"a b": "x"}), "options"),
-        (lambda d: _version(d).update(network=True), "unknown keys network"),
+        (lambda d: _version(d).update(network=True), "must be a list of hosts"),
+        (lambda d: _version(d).update(network=["a b"]), "must be a list of hosts"),
+        (lambda d: _version(d).update(mirror="x"), "unknown keys mirror"),
     ],
 )
 def test_each_malformed_catalog_is_refused(change: Any, said: str) -> None:

@@ -544,6 +544,11 @@ def test_depends_on_orders_the_install_and_a_cycle_is_refused(
     assert "dependsOn" in caught.value.message and "installsAfter" in caught.value.message
 
 
+def _folder(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _with_network(catalog: Path, tool: str, hosts: list[str]) -> Path:
     data = json.loads(catalog.read_text())
     for entry in data["tools"][tool]["versions"].values():
@@ -564,12 +569,12 @@ def test_a_catalog_entry_may_name_the_hosts_its_install_downloads_from(
     )
     ref = registry.feature("hello", _features.hello_feature(fetch), tag="net")
     plan = _plan(tmp_path / "src", ["hello@1", "greet@2"], tmp_path)
-    offline = _catalog(registry, tmp_path / "offline", hello=ref)
+    offline = _catalog(registry, _folder(tmp_path / "offline"), hello=ref)
     with pytest.raises(LaunchError) as refused:
         _freeze(plan, offline, tmp_path / "keys")
     assert refused.value.code == "compose.network_refused"
     assert "allows none" in refused.value.message
-    allowed = _with_network(_catalog(registry, tmp_path / "net", hello=ref), "hello",
+    allowed = _with_network(_catalog(registry, _folder(tmp_path / "net"), hello=ref), "hello",
                             [registry.address])  # fmt: skip
     lock = _freeze(plan, allowed, tmp_path / "keys").frozen.lock
     digest = lock["resolvedImages"][0]["digest"]
@@ -578,7 +583,7 @@ def test_a_catalog_entry_may_name_the_hosts_its_install_downloads_from(
     # Another host is still refused, naming what the entry allows.
     elsewhere = fetch.replace(registry.address, "127.0.0.1:9")
     other = registry.feature("hello", _features.hello_feature(elsewhere), tag="elsewhere")
-    narrow = _with_network(_catalog(registry, tmp_path / "narrow", hello=other), "hello",
+    narrow = _with_network(_catalog(registry, _folder(tmp_path / "narrow"), hello=other), "hello",
                            [registry.address])  # fmt: skip
     with pytest.raises(LaunchError) as caught:
         _freeze(plan, narrow, tmp_path / "keys")
