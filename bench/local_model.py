@@ -6,7 +6,10 @@ decoding greedily so both sides get the same tokens) answers the same prompt
 to both sides, pair by pair, alternating which goes first. Per call: the time
 to the first text, and tokens per second from the first text to the end (the
 server's own completion token count). Each side builds its client once,
-outside the timing, and makes one warm-up call.
+outside the timing, and makes one warm-up call. Both open a connection per
+call, as flightdeck does for a loopback server (llama.cpp's server sometimes
+drops a kept-alive connection: docs/llm.md), so the raw loop cannot fail
+where flightdeck would not.
 
     .venv/bin/python bench/local_model.py [--pairs N]
 """
@@ -79,7 +82,11 @@ async def flightdeck_call(provider: Any) -> tuple[float, float]:
 async def run(base_url: str, pairs: int) -> tuple[Paired, Paired]:
     import openai
 
-    client = openai.AsyncOpenAI(api_key="not-needed", base_url=base_url, max_retries=0)
+    from flightdeck.llm._openai import fresh_connections
+
+    client = openai.AsyncOpenAI(
+        api_key="not-needed", base_url=base_url, max_retries=0, http_client=fresh_connections()
+    )
     provider = create_provider("local", base_url=base_url, model="bench", env={})
     await raw_call(client)
     await flightdeck_call(provider)

@@ -33,6 +33,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    peer: tuple[str, int] | None = None  # the client's address: one per connection
 
 
 def _wire_for(path: str) -> ModuleType | None:
@@ -174,7 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.fake._authorized(headers):
             self._send_json(401, wire.error_body(401, "invalid x-api-key"))
             return
-        turn = self.fake._take(RecordedRequest(self.path, headers, body))
+        peer = (str(self.client_address[0]), int(self.client_address[1]))
+        turn = self.fake._take(RecordedRequest(self.path, headers, body, peer))
         if turn.delay and self.fake._stopping.wait(turn.delay):
             return
         self._answer(wire, turn, body)

@@ -48,3 +48,38 @@ def test_the_environment_names_the_server() -> None:
         env = {"FLIGHTDECK_LOCAL_BASE_URL": server.base_url + "/v1"}
         events = run(create_provider("local", model="m", env=env))
     assert isinstance(events[-1], StreamDone)
+
+
+def test_each_call_to_a_loopback_server_opens_its_own_connection() -> None:
+    """llama.cpp's server can drop a kept-alive connection as the next request
+    arrives on it (docs/llm.md); for a server on this machine a connection per
+    call costs nothing and never meets that. The raw SDK, for contrast, keeps
+    the connection (so the fake does keep connections alive)."""
+    import openai
+
+    async def raw(base_url: str) -> None:
+        client = openai.AsyncOpenAI(api_key="k", base_url=base_url + "/v1", max_retries=0)
+        try:
+            for _ in range(2):
+                await client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": "hi"}]
+                )
+        finally:
+            await client.close()
+
+    with FakeLLMServer([Turn(text="a")] * 6) as server:
+        for name in ("local", "openai"):
+            provider = create_provider(name, base_url=server.base_url, model="m", env={})
+
+            async def twice(provider: Any = provider) -> None:
+                try:
+                    for _ in range(2):
+                        [e async for e in provider.stream(HI)]
+                finally:
+                    await provider.aclose()
+
+            asyncio.run(twice())
+        asyncio.run(raw(server.base_url))
+        peers = [r.peer for r in server.received]
+    assert len(set(peers[:4])) == 4  # local twice, openai twice: four connections
+    assert peers[4] == peers[5]  # the SDK's own client reuses its connection

@@ -22,7 +22,13 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.llm._errors import ProviderError
-from flightdeck.llm._openai import OpenAIProvider, compatible_base_url, tool_options
+from flightdeck.llm._openai import (
+    OpenAIProvider,
+    compatible_base_url,
+    fresh_connections,
+    is_loopback,
+    tool_options,
+)
 from flightdeck.llm._sdk_errors import map_sdk_error
 from flightdeck.llm._settings import Settings
 from flightdeck.llm._types import Request, StreamEvent
@@ -126,6 +132,8 @@ class LocalProvider:
         def factory() -> Any:
             import openai
 
+            if is_loopback(base_url):
+                kwargs.setdefault("http_client", fresh_connections())
             return openai.AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, **kwargs)
 
         provider = OpenAIProvider(

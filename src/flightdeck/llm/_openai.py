@@ -308,6 +308,8 @@ def openai_provider(settings: Settings) -> OpenAIProvider:
     def factory() -> Any:
         import openai
 
+        if base_url and is_loopback(base_url):
+            kwargs.setdefault("http_client", fresh_connections())
         return openai.AsyncOpenAI(
             api_key=api_key or "not-needed",
             base_url=base_url,
@@ -316,3 +318,21 @@ def openai_provider(settings: Settings) -> OpenAIProvider:
         )
 
     return OpenAIProvider(settings.model, factory, max_tokens_field=field_name, extra=extra)
+
+
+def is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
+def fresh_connections() -> Any:
+    """An HTTP client that opens a connection per request. llama.cpp's server
+    sometimes drops a kept-alive connection just as the next request is sent
+    on it ("Server disconnected without sending a response", about one call
+    in twenty when two clients take turns, docs/llm.md); on loopback a new
+    connection costs next to nothing, and a call never meets a stale one."""
+    import httpx2  # the openai SDK's HTTP library
+    import openai
+
+    limits = httpx2.Limits(max_connections=100, max_keepalive_connections=0)
+    return openai.DefaultAsyncHttpxClient(limits=limits)
