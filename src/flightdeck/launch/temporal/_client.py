@@ -88,6 +88,7 @@ class TemporalEngine:
     hold_for_approval: bool | None = None
     tool_task_queue: str | None = None  # tool steps go here when set
     executor: ClassVar[str] = "temporal"  # what the journal records for its runs
+    reads_sources: ClassVar[bool] = True  # source inputs are read on a worker
 
     def cluster(self) -> dict[str, Any]:
         """Where its runs live, as the journal records it."""
@@ -98,9 +99,17 @@ class TemporalEngine:
             "tool_task_queue": self.tool_task_queue,
         }
 
-    async def run(self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path) -> RunResult:
+    async def run(
+        self,
+        scheduler: Scheduler,
+        verified: VerifiedTarget,
+        out_dir: Path,
+        deferred: Mapping[str, Any] | None = None,
+    ) -> RunResult:
         client = await connect(self.address, self.namespace)
         spec = self.spec(scheduler, verified, out_dir)
+        if deferred is not None:  # read first, on a worker (`_workflow.read_sources`)
+            spec["sources"] = json_copy(dict(deferred), default=str)
         try:
             handle = await client.start_workflow(
                 FlightPlanWorkflow.run,
