@@ -1,8 +1,10 @@
 """Start a run on Temporal: the launcher's side of `launch --executor temporal`.
 
 `launch()` verifies the plan, resolves its inputs and records the run as
-always; then `TemporalEngine.run` hands the prepared walk, as plain data, to
-a `FlightPlanWorkflow` whose id is the run id, and either waits for its
+always, except that a new run's `source` reads are left to the workflow,
+which makes them on a worker before the first step (`reads_sources`); then
+`TemporalEngine.run` hands the prepared walk, as plain data, to a
+`FlightPlanWorkflow` whose id is the run id, and either waits for its
 result or returns at once (`detach`). From then on the run lives on the
 Temporal cluster and its workers: killing the launcher does not stop it.
 
