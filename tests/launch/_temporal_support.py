@@ -92,7 +92,32 @@ def handlers(home: Path) -> dict[str, Any]:
         await asyncio.sleep(LEDGER_STEP_SECONDS)
         return {"receipt": {"text": call.args.get("text")}}
 
+    def witness() -> Path:
+        # The source system's own log of reads (FD_WITNESS: one folder for
+        # every worker, as the target system is one), else this home.
+        return Path(os.environ.get("FD_WITNESS") or home)
+
+    def reached() -> Any:
+        # A source reachable only where FD_SOURCE_TOKEN is set: the workers
+        # of tests/launch/test_temporal_sources.py, never the launcher.
+        secret = os.environ.get("FD_SOURCE_TOKEN")
+        if not secret:
+            raise PermissionError("no FD_SOURCE_TOKEN here: the source is unreachable")
+        return {"region": f"eu-{secret}", "token_len": len(secret)}
+
+    def token(call: ActionCall) -> Any:
+        _log(witness(), "token", call)
+        return reached()
+
+    async def token_hang_once(call: ActionCall) -> Any:
+        # The first read hangs until its worker is killed; a later one answers.
+        if _log(witness(), "token", call) == 0:
+            await asyncio.sleep(3600)
+        return reached()
+
     return {
+        "src.token": token,
+        "src.token_hang": token_hang_once,
         "ledger.append": record,
         "ledger.put": record,
         "m.fetch": fetch,

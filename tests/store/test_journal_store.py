@@ -66,6 +66,18 @@ def test_a_run_round_trips_and_another_journal_reads_it(backend: str) -> None:
     other.close()
 
 
+def test_a_worker_s_source_reads_complete_the_run_s_inputs(backend: str) -> None:
+    """A Temporal run's source inputs are written after its row (`set_run_inputs`)."""
+    journal = Journal()
+    _new_run(journal, "r1")
+    journal.set_run_inputs("r1", {"n": 1, "text": "é", "region": "eu-west"})
+    journal.close()
+    other = Journal()
+    row = other.run("r1")
+    assert row is not None and row.inputs == {"n": 1, "text": "é", "region": "eu-west"}
+    other.close()
+
+
 def test_runs_are_listed_newest_first(backend: str) -> None:
     journal = Journal()
     for n in range(3):

@@ -20,8 +20,7 @@ from typing import Any
 from flightdeck._json import read_json
 from flightdeck.flightplan import FlightPlan, Input
 from flightdeck.launch.core._errors import LaunchError
-from flightdeck.launch.core._paths import select
-from flightdeck.launch.core._values import summarize, value_hash
+from flightdeck.launch.core._sources import source_read
 
 Prompt = Callable[[Input], str | None]
 SourceReader = Callable[[Input], Awaitable[Any]]
@@ -123,9 +122,11 @@ async def resolve_inputs(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     prompt: Prompt | None = None,
     read_source: SourceReader | None = None,
+    defer_sources: bool = False,
 ) -> ResolvedInputs:
     """Resolve every declared input. Raises `LaunchError` naming all bad or
-    missing inputs at once."""
+    missing inputs at once. `defer_sources`: leave `source` inputs out (a
+    Temporal run reads them on a worker, `temporal._workflow`)."""
     declared = {item.name for item in plan.inputs}
     unknown = sorted(set(given) - declared)
     if unknown:
@@ -153,6 +154,8 @@ async def resolve_inputs(
         rule = item.resolution.rule
         if rule == "dynamic":
             values[item.name] = launch_time if item.resolution.value == "now" else launch_time[:10]
+        elif rule == "source" and defer_sources:
+            continue
         elif rule == "source":
             values[item.name], read = await _read(item, read_source)
             reads.append(read)
@@ -191,14 +194,4 @@ async def _read(item: Input, read_source: SourceReader | None) -> tuple[Any, dic
     if read_source is None or ref is None:
         raise LaunchError("input.source_unavailable", f"input {item.name!r} has no source reader")
     result = await read_source(item)
-    path = item.resolution.source_select
-    value = select(result, path) if path else result
-    read: dict[str, Any] = {
-        "input": item.name,
-        "action_ref": ref,
-        "args": {},
-        "select": path,
-        "result_hash": value_hash(result),
-        "result_summary": summarize(result),
-    }
-    return value, read
+    return source_read(item.name, ref, item.resolution.source_select, result)

@@ -38,8 +38,9 @@ from flightdeck.flightplan import (
 from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
 from flightdeck.launch._pins import check_code
 from flightdeck.launch._probe import ProbeResult, verify_credentials
+from flightdeck.launch._source_tasks import deferred_sources, source_task
 from flightdeck.launch.core._errors import LaunchError
-from flightdeck.launch.core._task import StepOutcome, StepSettings, StepTask
+from flightdeck.launch.core._task import StepOutcome, StepSettings
 from flightdeck.launch.engine._approval import Approvals
 from flightdeck.launch.engine._audit import AuditRouter
 from flightdeck.launch.engine._conclude import RunResult, conclude
@@ -160,16 +161,27 @@ async def _launch(
     probes: list[ProbeResult] = []
     if options.verify_credentials:  # before anything runs, a source read included
         probes = await _verify_credentials(verified.plan, runtime, router, run_id, options)
+    # On Temporal a new run's source reads go to a worker, which holds the
+    # action's credentials and reach; the launcher only decides their approval.
+    defer = previous is None and replayed is None and _reads_sources(runtime.engine)
     if previous is not None:
+        _check_inputs_read(verified.plan, previous)
         resolved = ResolvedInputs(previous.inputs, previous.launch_time)
     else:
-        resolved = await _resolve(verified.plan, options, run_id, executor, router, replayed)
+        resolved = await _resolve(verified.plan, options, run_id, executor, router, replayed, defer)
+    sources = (
+        deferred_sources(verified.plan, options.approvals, options.settings, run_id)
+        if defer
+        else []
+    )
     out_dir = options.out_dir or Path(
         (previous.options.get("out_dir") if previous else None)
         or data_dir() / "runs" / run_id / "outputs"
     )
     if previous is None:
-        _start_run(runtime, router, verified, run_id, resolved, options, out_dir, replayed, code)
+        record = _start_run(
+            runtime, router, verified, run_id, resolved, options, out_dir, replayed, code, sources
+        )
     else:
         runtime.journal.set_run_status(run_id, "running")
         walker, cluster = _where(runtime.engine)
@@ -204,7 +216,8 @@ async def _launch(
     if runtime.engine is not None:
         # The walk runs elsewhere and outlives this process: nothing to mark
         # interrupted here when the launcher stops.
-        result = await runtime.engine.run(scheduler, verified, out_dir)
+        deferred = {"reads": sources, "record": record} if sources else None
+        result = await runtime.engine.run(scheduler, verified, out_dir, deferred)
         if result.status == "running":  # detached: where to follow it
             audit_path = getattr(runtime.audit, "path", None)
             journal = runtime.journal
@@ -254,6 +267,29 @@ def _where(engine: RunEngine | None) -> tuple[str, dict[str, Any] | None]:
     return ("local", None) if engine is None else (engine.executor, engine.cluster())
 
 
+def _reads_sources(engine: RunEngine | None) -> bool:
+    return engine is not None and engine.reads_sources
+
+
+def _check_inputs_read(plan: FlightPlan, previous: RunRow) -> None:
+    """A Temporal run whose source read did not complete on a worker has no
+    value for that input: it ran no step, and reading again on a resume could
+    repeat a read that is not safe to retry, so it is launched anew instead."""
+    unread = [
+        item.name
+        for item in plan.inputs
+        if item.resolution.rule == "source" and item.name not in previous.inputs
+    ]
+    if unread:
+        raise LaunchError(
+            "resume.inputs_unread",
+            f"run {previous.run_id} never finished reading its source input(s)"
+            f" {', '.join(unread)}; no step of it ran",
+            hint="see why (flightdeck runs show " + previous.run_id + "), then launch the plan"
+            " again; a read that was in doubt may have been made once",
+        )
+
+
 def _previous(journal: Journal, run_id: str | None) -> RunRow | None:
     if run_id is None:
         return None
@@ -270,35 +306,13 @@ async def _resolve(
     executor: Executor,
     router: AuditRouter,
     replayed: RunRow | None,
+    defer: bool,
 ) -> ResolvedInputs:
     if replayed is not None:
         return ResolvedInputs(dict(replayed.inputs), replayed.launch_time)
-    launch_time = ""
 
     async def read_source(item: Input) -> Any:
-        ref = item.resolution.source_action_ref or ""
-        requirement = plan.action(ref)
-        if requirement is None or requirement.trust_contract is None:
-            raise LaunchError("action.undeclared", f"source {ref} is not in requires.actions")
-        step_id = f"inputs.{item.name}"
-        approval = options.approvals.decide(step_id, ref, requirement.trust_contract.effect)
-        if not (approval.startswith("approved") or approval == "not-required"):
-            raise LaunchError(
-                "approval.required",
-                f"the source read of input {item.name} ({ref}) needs approval",
-                hint=f"--approve {step_id}",
-            )
-        task = StepTask(
-            run_id=run_id,
-            step_id=step_id,
-            kind="action-call",
-            step={"id": step_id, "kind": "action-call", "actionRef": ref},
-            values={},
-            launch_time=launch_time,
-            contract=dict(requirement.trust_contract.raw),
-            approval=approval,
-            settings=options.settings,
-        )
+        task = source_task(plan, item, options.approvals, options.settings, run_id)
         outcome: StepOutcome = await executor.submit(task)
         for record in outcome.audit:
             router.write(run_id, record["kind"], record["fields"])
@@ -312,6 +326,7 @@ async def _resolve(
         clock=options.clock,
         prompt=options.input_prompt,
         read_source=read_source,
+        defer_sources=defer,
     )
 
 
@@ -325,7 +340,10 @@ def _start_run(
     out_dir: Path,
     replayed: RunRow | None,
     code: dict[str, Any],
-) -> None:
+    sources: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Record the new run; return its `launch.run` record, which the worker
+    writes instead when it reads the run's sources (`sources`), once read."""
     flags = {
         "unsigned": verified.unsigned,
         "no_sandbox": options.settings.no_sandbox,
@@ -345,23 +363,22 @@ def _start_run(
         executor=executor,
         cluster=cluster,
     )
-    router.write(
-        run_id,
-        "launch.run",
-        {
-            "plan": verified.plan.name,
-            "version": verified.version,
-            "content_hash": verified.content_hash,
-            "signer": verified.signer,
-            "publisher": verified.publisher,
-            "launch_time": resolved.launch_time,
-            "inputs": resolved.values,
-            "source_reads": resolved.source_reads,
-            **flags,
-            **code,
-            **image_record(verified.plan),
-        },
-    )
+    record = {
+        "plan": verified.plan.name,
+        "version": verified.version,
+        "content_hash": verified.content_hash,
+        "signer": verified.signer,
+        "publisher": verified.publisher,
+        "launch_time": resolved.launch_time,
+        "inputs": resolved.values,
+        "source_reads": resolved.source_reads,
+        **flags,
+        **code,
+        **image_record(verified.plan),
+    }
+    if not sources:
+        router.write(run_id, "launch.run", record)
+    return record
 
 
 def image_record(plan: FlightPlan) -> dict[str, Any]:

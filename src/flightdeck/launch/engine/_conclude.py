@@ -76,7 +76,9 @@ def conclude(
         audit=_audit_where(audit),
     )
     if state.failed:
-        first = next(step.id for step in plan.steps if step.id in state.failed)
+        # A failed source read (`inputs.NAME`, on a worker) is no plan step.
+        first = next((step.id for step in plan.steps if step.id in state.failed), None)
+        first = first if first is not None else next(iter(state.failed))
         result.status, result.error = "failed", LaunchError.from_dict(state.failed[first])
     elif state.pending:
         result.status = "pending-approval"

@@ -270,6 +270,10 @@ class Journal:
             (executor, None if cluster is None else _dumps(cluster), run_id),
         )
 
+    def set_run_inputs(self, run_id: str, inputs: dict[str, Any]) -> None:
+        # A Temporal run's source inputs, read on a worker after the run row.
+        self._exec("UPDATE runs SET inputs = ? WHERE run_id = ?", (_dumps(inputs), run_id))
+
     def set_run_status(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         # A run paused for an approval has not finished: it has no end time.
         finished = None if status in _OPEN else utc_now()

@@ -25,12 +25,23 @@ class RunEngine(Protocol):
     `cluster()` with the run, so that its resume comes back here."""
 
     executor: ClassVar[str]
+    # True: a new run's `source` inputs are read where its steps run, not by
+    # the launcher; `run` then gets them as `deferred` (docs/launch.md).
+    reads_sources: ClassVar[bool]
 
     def cluster(self) -> dict[str, Any]: ...
 
     async def run(
-        self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path
-    ) -> RunResult: ...
+        self,
+        scheduler: Scheduler,
+        verified: VerifiedTarget,
+        out_dir: Path,
+        deferred: Mapping[str, Any] | None = None,
+    ) -> RunResult:
+        """`deferred`: `reads` (`{input, task}` per source read, in order) and
+        `record` (the `launch.run` record without the reads), for the engine
+        to read the sources, record them and the run, then walk it."""
+        ...
 
     async def check_resumable(self, run_id: str, recorded: Mapping[str, Any] | None) -> None:
         """Raise a `LaunchError` unless the run is known not to walk there

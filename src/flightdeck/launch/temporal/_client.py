@@ -1,8 +1,10 @@
 """Start a run on Temporal: the launcher's side of `launch --executor temporal`.
 
 `launch()` verifies the plan, resolves its inputs and records the run as
-always; then `TemporalEngine.run` hands the prepared walk, as plain data, to
-a `FlightPlanWorkflow` whose id is the run id, and either waits for its
+always, except that a new run's `source` reads are left to the workflow,
+which makes them on a worker before the first step (`reads_sources`); then
+`TemporalEngine.run` hands the prepared walk, as plain data, to a
+`FlightPlanWorkflow` whose id is the run id, and either waits for its
 result or returns at once (`detach`). From then on the run lives on the
 Temporal cluster and its workers: killing the launcher does not stop it.
 
@@ -88,6 +90,7 @@ class TemporalEngine:
     hold_for_approval: bool | None = None
     tool_task_queue: str | None = None  # tool steps go here when set
     executor: ClassVar[str] = "temporal"  # what the journal records for its runs
+    reads_sources: ClassVar[bool] = True  # source inputs are read on a worker
 
     def cluster(self) -> dict[str, Any]:
         """Where its runs live, as the journal records it."""
@@ -98,9 +101,17 @@ class TemporalEngine:
             "tool_task_queue": self.tool_task_queue,
         }
 
-    async def run(self, scheduler: Scheduler, verified: VerifiedTarget, out_dir: Path) -> RunResult:
+    async def run(
+        self,
+        scheduler: Scheduler,
+        verified: VerifiedTarget,
+        out_dir: Path,
+        deferred: Mapping[str, Any] | None = None,
+    ) -> RunResult:
         client = await connect(self.address, self.namespace)
         spec = self.spec(scheduler, verified, out_dir)
+        if deferred is not None:  # read first, on a worker (`_workflow.read_sources`)
+            spec["sources"] = json_copy(dict(deferred), default=str)
         try:
             handle = await client.start_workflow(
                 FlightPlanWorkflow.run,

@@ -113,6 +113,8 @@ def apply_ops(runtime: Runtime, router: AuditRouter, ops: Sequence[Mapping[str, 
                     error=op["error"],
                     approval=op["approval"],
                 )
+            elif name == "run_inputs":  # its source inputs, read on a worker
+                journal.set_run_inputs(run_id, op["inputs"])
             elif name == "run_status":
                 journal.set_run_status(run_id, op["status"])
             elif name == "audit":

@@ -34,6 +34,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from flightdeck.flightplan import FlightPlan, TrustContract, read_plan
     from flightdeck.launch.core._errors import LaunchError
+    from flightdeck.launch.core._sources import source_read, violation
     from flightdeck.launch.core._task import StepOutcome, StepSettings, StepTask
     from flightdeck.launch.engine._approval import Approvals
     from flightdeck.launch.engine._scheduler import Scheduler, StepState
@@ -94,6 +95,9 @@ class WriteBuffer:
 
     def write(self, run_id: str, kind: str, fields: Mapping[str, Any]) -> None:
         self.ops.append({"op": "audit", "run_id": run_id, "kind": kind, "fields": dict(fields)})
+
+    def run_inputs(self, run_id: str, inputs: Mapping[str, Any]) -> None:
+        self.ops.append({"op": "run_inputs", "run_id": run_id, "inputs": dict(inputs)})
 
     def run_status(self, run_id: str, status: str) -> None:
         self.ops.append({"op": "run_status", "run_id": run_id, "status": status})
@@ -181,6 +185,50 @@ def lost(task: StepTask, safe: bool, exc: ActivityError) -> dict[str, Any]:
     ).to_dict()
 
 
+async def read_sources(
+    plan: FlightPlan, spec: dict[str, Any], executor: ActivityExecutor, buffer: WriteBuffer
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Read the run's `source` inputs before its first step, each as a step
+    activity (`inputs.NAME`) on the step queue: the worker's credentials and
+    reach, and a step's rules when its worker is lost (a read neither
+    `safeToRetry` nor keyed is not read again: `resume.in_doubt`). Then the
+    run's inputs and its `launch.run` record (with `source_reads`) are
+    written as a local launch writes them. Returns the spec with every input
+    and, when a read failed, `{inputs.NAME: error}` instead."""
+    run_id, deferred = spec["run_id"], spec["sources"]
+    items = {item.name: item for item in plan.inputs}
+    values, reads = dict(spec["inputs"]), []
+    for entry in deferred["reads"]:
+        item, task = items[entry["input"]], StepTask.from_dict(entry["task"])
+        outcome = await executor.submit(task)
+        error = outcome.error or {"code": "input.source_unavailable", "message": "no result"}
+        if outcome.status == "completed":
+            value, read = source_read(
+                item.name,
+                item.resolution.source_action_ref,
+                item.resolution.source_select,
+                outcome.result,
+            )
+            broken = violation(item.name, item.violation(value))
+            if broken is None:
+                values[item.name] = value
+                reads.append(read)
+                continue
+            error = broken.to_dict()
+        if error.get("code") == "resume.in_doubt":
+            # The run cannot resume without the value (`resume.inputs_unread`).
+            error = error | {
+                "hint": "check the source system; then launch the plan again (no step ran)"
+            }
+        return spec, {task.step_id: error}
+    buffer.run_inputs(run_id, values)
+    buffer.write(
+        run_id, "launch.run", deferred["record"] | {"inputs": values, "source_reads": reads}
+    )
+    await executor.flush()  # the run row has every input before a step starts
+    return spec | {"inputs": values}, {}
+
+
 def state_to_dict(state: StepState) -> dict[str, Any]:
     return {
         "done": state.done,
@@ -228,6 +276,12 @@ class FlightPlanWorkflow:
         buffer = WriteBuffer()
         executor = ActivityExecutor(buffer, spec)
         state = state_from_dict(spec["state"])
+        if spec.get("sources"):
+            spec, failed = await read_sources(plan, spec, executor, buffer)
+            if failed:  # no step runs without its inputs: the run ends here
+                state.failed.update(failed)
+                await executor.flush()
+                return await self._conclude(spec, state)
         approve, decisions = set(spec["approve"]), dict(spec["decisions"])
         while True:
             state = await self._walk(plan, spec, executor, buffer, state, approve, decisions)
