@@ -58,10 +58,7 @@ class StepActivities:
 
     @activity.defn(name=APPLY_ACTIVITY)
     async def apply(self, ops: list[dict[str, Any]]) -> None:
-        # In a thread: with a PostgreSQL store the round's commit waits on
-        # the server, and on the event loop that wait held up every other
-        # run this worker drives. The journal takes its own lock per block.
-        await asyncio.to_thread(apply_ops, self.runtime, self.router, ops)
+        apply_ops(self.runtime, self.router, ops)
 
     @activity.defn(name=CONCLUDE_ACTIVITY)
     async def conclude(self, spec: dict[str, Any]) -> dict[str, Any]:
@@ -74,9 +71,7 @@ class StepActivities:
             spec.get("signer"),
             bool(spec.get("unsigned")),
         )
-        # In a thread, as `apply`: its journal and audit writes wait on the store.
-        result = await asyncio.to_thread(
-            conclude,
+        result = conclude(
             verified,
             spec["run_id"],
             state_from_dict(spec["state"]),
