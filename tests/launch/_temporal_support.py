@@ -69,8 +69,10 @@ def handlers(home: Path) -> dict[str, Any]:
         return {"opened": True}
 
     async def record(call: ActionCall) -> Any:
-        # `busy/<pid>.<step>` while the call runs: which worker to kill.
-        busy = home / "busy" / f"{os.getpid()}.{call.step_id}"
+        # `busy/<pid>.<run>.<step>` while the call runs: which worker to
+        # kill. The run too: two runs' calls of one step on one worker at
+        # once would otherwise share a file, and the second unlink fail.
+        busy = home / "busy" / f"{os.getpid()}.{call.run_id}.{call.step_id}"
         busy.parent.mkdir(exist_ok=True)
         busy.touch()
         try:

@@ -132,7 +132,7 @@ class Chaos:
             raise
 
     def _busy(self, steps: str) -> set[str]:
-        """`PID.STEP` of the steps running now (and of killed workers')."""
+        """`PID.RUN.STEP` of the steps running now (and of killed workers')."""
         return {path.name for path in (self.home / "busy").glob(f"*.{steps}")}
 
     def _kill_one(self) -> None:

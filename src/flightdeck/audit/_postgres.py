@@ -3,8 +3,10 @@ same named migrations as the SQLite store, in the database the run journal
 uses. `fields` is JSONB, so `audit list` asks `fields @> {...}` of a GIN
 index; it is read back as text through the bounded JSON reader.
 
-Each record is one autocommitted INSERT on a pooled connection: an audit
-record is a fact on its own, never part of another write's transaction.
+Each record is one autocommitted INSERT on a pooled connection, except
+the records a Temporal worker applies with a scheduling round's journal
+rows: those are sent in that round's transaction (`insert`,
+`launch.engine._audit.AuditRouter`), committed with the rows or not at all.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
 )
+
+
+_INSERT = "INSERT INTO records (kind, run_id, timestamp, fields) VALUES (%s, %s, %s, %s)"
 
 
 def _store_error(exc: StoreError) -> AuditStoreError:
@@ -97,11 +102,14 @@ class PostgresAuditSink:
         return [row[0] for row in rows]
 
     def record(self, event: AuditRecord) -> None:
+        self._run(*self.insert(event))
+
+    def insert(self, event: AuditRecord) -> tuple[str, tuple[Any, ...]]:
+        """The statement that writes `event`, for a writer that sends it in
+        a transaction of its own; the store is migrated first."""
+        self._connect()
         payload = json.dumps(dict(event.fields), sort_keys=True, ensure_ascii=False)
-        self._run(
-            "INSERT INTO records (kind, run_id, timestamp, fields) VALUES (%s, %s, %s, %s)",
-            (event.kind, event.run_id, event.timestamp, payload),
-        )
+        return _INSERT, (event.kind, event.run_id, event.timestamp, payload)
 
     def records(self, run_id: str | None = None, kind: str | None = None) -> list[AuditRecord]:
         sql = "SELECT kind, run_id, timestamp, fields::text FROM records WHERE true"

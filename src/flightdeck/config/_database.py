@@ -142,21 +142,44 @@ def pool(url: str) -> ConnectionPool:
             psycopg.connect(url, connect_timeout=10).close()
         except (psycopg.Error, OSError, ValueError) as exc:
             raise unreachable(url, exc) from None
-        # `check`: the pool tries each connection (an empty query) before
-        # handing it out and replaces one that fails, so a server restarted
-        # between two commands of a long-lived process (a worker, the ui)
-        # costs a reconnect, not a failed query.
+        # `check`: the pool tries each connection before handing it out and
+        # replaces one that fails, so a server restarted between two
+        # commands of a long-lived process (a worker, the ui) costs a
+        # reconnect, not a failed query (`_check`).
         opened = ConnectionPool(
             url,
             min_size=1,
             max_size=8,
             kwargs={"autocommit": True, "connect_timeout": 10},
-            check=ConnectionPool.check_connection,
+            check=_check,
             open=True,
             name="flightdeck",
         )
         _POOLS[url] = opened
         return opened
+
+
+def _check(conn: Any) -> None:
+    """The pool's check of an idle connection, a round trip only when the
+    connection may be gone. A server that ends a session (a restart, a
+    shutdown, `pg_terminate_backend`, an idle timeout) sends its FATAL and
+    closes the socket, so the socket of a connection it ended has something
+    to read; an idle autocommit connection of ours is sent nothing else.
+    Such a connection, or one psycopg already knows is closed, gets
+    psycopg_pool's own check (an empty query), which raises for a dead one;
+    the rest are handed out without it (it was one round trip more per
+    checkout, the largest PostgreSQL share of a Temporal step)."""
+    import selectors
+
+    from psycopg_pool import ConnectionPool
+
+    readable = True
+    if not conn.closed:
+        with selectors.DefaultSelector() as selector:
+            selector.register(conn.fileno(), selectors.EVENT_READ)
+            readable = bool(selector.select(0))
+    if readable:
+        ConnectionPool.check_connection(conn)
 
 
 def close_pools() -> None:
@@ -165,12 +188,17 @@ def close_pools() -> None:
         for opened in _POOLS.values():
             opened.close()
         _POOLS.clear()
+        _CURRENT.clear()
 
 
 # The lock every process that migrates a store takes (an advisory lock, held
 # to the end of the migrating transaction): with it, two processes opening a
 # new database at once apply each migration once between them.
 _MIGRATION_LOCK = 0x66640001
+# (url, store) whose schema this process found or brought up to date: a
+# store opened again (each `Journal()` and audit sink a launch makes) is
+# not asked again; migrations are append-only, so it stays current.
+_CURRENT: set[tuple[str, str]] = set()
 
 
 def migrate_postgres(url: str, store: str, migrations: tuple[tuple[str, str], ...]) -> None:
@@ -180,10 +208,14 @@ def migrate_postgres(url: str, store: str, migrations: tuple[tuple[str, str], ..
     and nothing of it stays."""
     import psycopg
 
+    if (url, store) in _CURRENT:
+        pool(url)  # the pool is still opened (and a server that is down reported) here
+        return
     try:
         with pool(url).connection() as conn:
             names = {name for name, _ in migrations}
             if _applied(conn, store) >= names:
+                _CURRENT.add((url, store))
                 return  # the common case: no lock for a schema that is current
             with conn.transaction():
                 # Under the lock even the bookkeeping table's creation: two
@@ -201,6 +233,7 @@ def migrate_postgres(url: str, store: str, migrations: tuple[tuple[str, str], ..
                         conn.execute(
                             "INSERT INTO _migrations (store, name) VALUES (%s, %s)", (store, name)
                         )
+        _CURRENT.add((url, store))
     except psycopg.OperationalError as exc:
         raise unreachable(url, exc) from None
     except psycopg.Error as exc:

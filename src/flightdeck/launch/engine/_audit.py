@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.audit import AuditRecord, AuditSink, JsonlAuditSink, SQLiteAuditSink
 from flightdeck.launch.core._errors import LaunchError
+
+if TYPE_CHECKING:
+    from flightdeck.launch.engine._journal import Journal
 
 
 def sink_from_spec(spec: str) -> AuditSink:
@@ -27,9 +30,19 @@ def sink_from_spec(spec: str) -> AuditSink:
 
 
 class AuditRouter:
-    def __init__(self, default: AuditSink, named: Mapping[str, AuditSink] | None = None) -> None:
+    """`journal`: the run journal whose open `batch()` takes the default
+    sink's records into its transaction when both are in one PostgreSQL
+    database (`_joined`)."""
+
+    def __init__(
+        self,
+        default: AuditSink,
+        named: Mapping[str, AuditSink] | None = None,
+        journal: Journal | None = None,
+    ) -> None:
         self.default = default
         self.named = dict(named or {})
+        self.journal = journal
 
     @classmethod
     def configured(cls, default: AuditSink, config: Mapping[str, Any]) -> AuditRouter:
@@ -37,7 +50,20 @@ class AuditRouter:
 
     def write(self, run_id: str, kind: str, fields: Mapping[str, Any]) -> None:
         record = AuditRecord(kind, run_id, dict(fields))
-        self.default.record(record)
+        if not self._joined(record):
+            self.default.record(record)
         reference = fields.get("sink")
         if isinstance(reference, str) and reference in self.named:
             self.named[reference].record(record)
+
+    def _joined(self, record: AuditRecord) -> bool:
+        """Written with the journal's open round: the default sink is the
+        PostgreSQL audit store in the journal's database, so the record
+        commits with the round's rows, in their pipeline, instead of on a
+        connection and round trip of its own."""
+        from flightdeck.audit._postgres import PostgresAuditSink
+
+        journal, sink = self.journal, self.default
+        if journal is None or not isinstance(sink, PostgresAuditSink) or journal.url != sink.url:
+            return False
+        return journal.join(lambda: sink.insert(record))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
@@ -212,6 +212,20 @@ class Journal:
             conn.execute("BEGIN")
         for sql, group in groupby(pending, key=itemgetter(0)):
             conn.executemany(sql, [args for _, args in group])
+
+    def join(self, write: Callable[[], tuple[str, tuple[Any, ...]]]) -> bool:
+        """Send `write()`, a statement of another store in this database (an
+        audit record, `AuditRouter`), with the `batch()` this thread has open:
+        False, and nothing called, outside one."""
+        if not self._lock.acquire(blocking=False):
+            return False  # another thread's block: not this one's to join
+        try:
+            if self._pending is None:
+                return False
+            self._pending.append(write())
+            return True
+        finally:
+            self._lock.release()
 
     def _now(self) -> str:
         return self._stamp or utc_now()

@@ -42,7 +42,7 @@ from flightdeck.launch.temporal._workflow import (
 class StepActivities:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.router = AuditRouter(runtime.audit, runtime.audit_sinks)
+        self.router = AuditRouter(runtime.audit, runtime.audit_sinks, runtime.journal)
 
     @activity.defn(name=STEP_ACTIVITY)
     async def step(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +95,9 @@ async def _heartbeat() -> None:
 
 def apply_ops(runtime: Runtime, router: AuditRouter, ops: Sequence[Mapping[str, Any]]) -> None:
     """Write the workflow's buffered journal rows and audit records, in order,
-    the journal rows in one transaction."""
+    in one transaction (with a PostgreSQL store, one pipeline: the audit
+    records join the journal's round when they go to its database,
+    `AuditRouter._joined`)."""
     journal = runtime.journal
     with journal.batch():
         for op in ops:

@@ -1,0 +1,73 @@
+"""What a Temporal worker writes per scheduling round, on both backends: the
+round's audit records are written exactly once, and on PostgreSQL they
+commit with the round's journal rows (one transaction, one pipeline), so
+another connection sees neither before the round ends. A connection the
+server ended while it sat idle in the pool is replaced, not handed out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flightdeck.audit import default_sink
+from flightdeck.launch import Journal
+from flightdeck.launch.engine._audit import AuditRouter
+from flightdeck.launch.engine._runtime import Runtime
+from flightdeck.launch.temporal._worker import apply_ops
+
+
+def _round(run_id: str) -> list[dict[str, Any]]:
+    return [
+        {"op": "audit", "run_id": run_id, "kind": "launch.action_call", "fields": {"n": 1}},
+        {"op": "step_started", "run_id": run_id, "step_id": "a", "kind": "action"}
+        | {"approval": None},
+        {"op": "step_finished", "run_id": run_id, "step_id": "a", "kind": "action"}
+        | {"status": "completed", "attempts": 1, "result": {"v": 1}}
+        | {"error": None, "approval": None},
+        {"op": "audit", "run_id": run_id, "kind": "launch.step", "fields": {"n": 2}},
+    ]
+
+
+def test_a_rounds_audit_records_are_written_once_with_its_rows(backend: str) -> None:
+    journal, sink = Journal(), default_sink()
+    router = AuditRouter(sink, journal=journal)
+    runtime = Runtime(services=None, journal=journal, audit=sink)  # type: ignore[arg-type]
+    apply_ops(runtime, router, _round("r1"))
+    assert [(r.kind, r.fields) for r in sink.records(run_id="r1")] == [
+        ("launch.action_call", {"n": 1}),
+        ("launch.step", {"n": 2}),
+    ]
+    assert [(row.step_id, row.status) for row in Journal().steps("r1")] == [("a", "completed")]
+
+
+def test_a_record_written_in_a_round_commits_with_it(pg_url: str, monkeypatch: Any) -> None:
+    monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", pg_url)
+    journal, sink = Journal(), default_sink()
+    router = AuditRouter(sink, journal=journal)
+    with journal.batch():
+        journal.step_started("r1", "a", "action", None)
+        router.write("r1", "launch.step", {"n": 1})
+        assert sink.records(run_id="r1") == []  # another connection: not yet
+    assert [r.kind for r in sink.records(run_id="r1")] == ["launch.step"]
+    router.write("r1", "launch.finish", {})  # outside a round: written at once
+    assert [r.kind for r in sink.records(run_id="r1")] == ["launch.step", "launch.finish"]
+
+
+def test_a_connection_the_server_ended_is_not_handed_out(pg_url: str, monkeypatch: Any) -> None:
+    import psycopg
+
+    from flightdeck.config._database import pool
+
+    monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", pg_url)
+    journal = Journal()
+    journal.step_started("r1", "a", "action", None)
+    with pool(pg_url).connection() as conn:
+        mine = conn.info.backend_pid
+    # End every other session of the database, waiting until each has ended.
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    assert [row.step_id for row in journal.steps("r1")] == ["a"]
+    with pool(pg_url).connection() as conn:
+        assert conn.info.backend_pid != mine
