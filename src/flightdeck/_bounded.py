@@ -48,14 +48,25 @@ def read_regular(path: Path, limit: int) -> bytes:
     keyring, the trust state): a FIFO put in its place would block the
     reader in `open` until someone writes to it, so it is opened without
     blocking and anything but a regular file is refused (`OSError`)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    return read_regular_stat(path, limit)[0]
+
+
+def read_regular_stat(
+    path: Path, limit: int, *, follow_links: bool = True
+) -> tuple[bytes, os.stat_result]:
+    """`read_regular`, with the status of the file read (its mode, its size);
+    `follow_links=False` refuses a link in the last place of the path (a
+    folder or cache someone else may have written)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(path, flags if follow_links else flags | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise TooLarge(path, limit)
-    return data
+    return data, info
 
 
-__all__ = ["MiB", "TooLarge", "read_at_most", "read_regular"]
+__all__ = ["MiB", "TooLarge", "read_at_most", "read_regular", "read_regular_stat"]

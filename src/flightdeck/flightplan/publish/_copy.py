@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import os
-import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flightdeck._bounded import read_regular_stat
 from flightdeck._json import read_json
 from flightdeck.flightplan._errors import FlightPlanError
 from flightdeck.flightplan.publish._artifact import Descriptor
@@ -96,14 +95,9 @@ def _layout_blob(blobs: Path, blob: Descriptor, limit: int, where: str) -> bytes
     known) and digest."""
     path = blobs / blob.digest.removeprefix("sha256:")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise OSError(errno.EINVAL, "not a regular file")
-            if info.st_size > limit or (blob.size >= 0 and info.st_size != blob.size):
-                raise OSError(errno.EFBIG, f"{info.st_size:,} bytes, not {blob.size:,}")
-            data = handle.read(limit + 1)
+        data, _ = read_regular_stat(path, limit, follow_links=False)
+        if blob.size >= 0 and len(data) != blob.size:
+            raise OSError(errno.EFBIG, f"{len(data):,} bytes, not {blob.size:,}")
     except OSError as exc:
         raise FlightPlanError(
             "publish.image_invalid",
@@ -111,7 +105,7 @@ def _layout_blob(blobs: Path, blob: Descriptor, limit: int, where: str) -> bytes
             hint="the image cache changed since freeze: prune it and freeze again",
         ) from None
     actual = "sha256:" + hashlib.sha256(data).hexdigest()
-    if len(data) > limit or actual != blob.digest:
+    if actual != blob.digest:
         raise FlightPlanError(
             "publish.image_invalid",
             f"{where}: {blobs} holds other bytes ({actual}) than {blob.digest}",

@@ -24,7 +24,6 @@ and read at most one byte past what is left. Each refusal is
 
 from __future__ import annotations
 
-import errno
 import io
 import json
 import os
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck._bounded import TooLarge, read_regular_stat
 from flightdeck._json import JsonError, read_json
 from flightdeck.flightplan import FlightPlanError
 
@@ -111,16 +111,11 @@ def pack_feature(folder: Path) -> PackedFeature:
 
 def _read(path: Path, budget: list[int]) -> tuple[bytes, int]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise OSError(errno.EINVAL, "not a regular file")
-            data = handle.read(budget[0] + 1)
+        data, info = read_regular_stat(path, budget[0], follow_links=False)
+    except TooLarge:
+        raise _refused(path, f"the folder holds more than {FOLDER_LIMIT >> 20} MiB") from None
     except OSError as exc:
         raise _refused(path, f"cannot be read as a regular file: {exc.strerror or exc}") from None
-    if len(data) > budget[0]:
-        raise _refused(path, f"the folder holds more than {FOLDER_LIMIT >> 20} MiB")
     budget[0] -= len(data)
     return data, 0o755 if info.st_mode & 0o111 else 0o644
 
