@@ -18,15 +18,15 @@ Everything after that is the `openai` provider (`_openai.py`) with
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flightdeck.llm._errors import ProviderError
 from flightdeck.llm._openai import (
     OpenAIProvider,
+    client_factory,
     compatible_base_url,
-    fresh_connections,
-    is_loopback,
     tool_options,
 )
 from flightdeck.llm._sdk_errors import map_sdk_error
@@ -64,12 +64,14 @@ class LocalProvider:
         # asyncio is imported on the first call: the agent builds its
         # provider before `ready`, which asyncio's import would delay.
         self._lock: asyncio.Lock | None = None
-        self.base_url: str | None = None
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         inner = await self._resolve()
-        async for event in inner.stream(request):
-            yield event
+        # Closed with this stream (a stopped turn), not when collected: the
+        # response it holds is released at once.
+        async with contextlib.aclosing(inner.stream(request)) as events:
+            async for event in events:
+                yield event
 
     async def _resolve(self) -> OpenAIProvider:
         import asyncio
@@ -126,16 +128,7 @@ class LocalProvider:
                 raise ProviderError("config_error", message)
             model = models[0]
         self.model = model
-        self.base_url = base_url
-        kwargs = self._settings.client_kwargs()
-
-        def factory() -> Any:
-            import openai
-
-            if is_loopback(base_url):
-                kwargs.setdefault("http_client", fresh_connections())
-            return openai.AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, **kwargs)
-
+        factory = client_factory(self._settings, base_url, api_key)
         provider = OpenAIProvider(
             model, factory, max_tokens_field="max_tokens", extra=tool_options(self._settings)
         )
@@ -159,9 +152,6 @@ def local_provider(settings: Settings) -> LocalProvider:
     if base_url:
         named = [("the server", compatible_base_url(base_url, api_path))]
         return LocalProvider(settings, named, named=True)
-    else:
-        listed = settings.first_env("FLIGHTDECK_LOCAL_SERVERS")
-        candidates = (
-            [("a server", url) for url in listed.split()] if listed else list(DEFAULT_SERVERS)
-        )
-    return LocalProvider(settings, candidates)
+    listed = settings.first_env("FLIGHTDECK_LOCAL_SERVERS")
+    candidates = [("a server", url) for url in listed.split()] if listed else DEFAULT_SERVERS
+    return LocalProvider(settings, list(candidates))

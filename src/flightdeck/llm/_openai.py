@@ -9,7 +9,7 @@ servers stream as `reasoning_content` (or `reasoning`) becomes thinking.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -137,7 +137,7 @@ class OpenAIProvider:
         """Build the SDK client ahead of the first call (`flightdeck.llm.warm`)."""
         self._client.prepare()
 
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         import openai
 
         params = openai_params(
@@ -302,8 +302,21 @@ def openai_provider(settings: Settings) -> OpenAIProvider:
     extra = tool_options(settings)
     if settings.options.get("reasoning_effort"):
         extra["reasoning_effort"] = settings.options["reasoning_effort"]
-    kwargs = settings.client_kwargs()
     organization = settings.option("organization", "OPENAI_ORG_ID")
+    factory = client_factory(settings, base_url, api_key, organization=organization)
+    return OpenAIProvider(settings.model, factory, max_tokens_field=field_name, extra=extra)
+
+
+def client_factory(
+    settings: Settings,
+    base_url: str | None,
+    api_key: str | None,
+    *,
+    organization: str | None = None,
+) -> Callable[[], Any]:
+    """What builds the SDK client (on first use): a server on this machine
+    gets a connection per call (`fresh_connections`)."""
+    kwargs = settings.client_kwargs()
 
     def factory() -> Any:
         import openai
@@ -317,7 +330,7 @@ def openai_provider(settings: Settings) -> OpenAIProvider:
             **kwargs,
         )
 
-    return OpenAIProvider(settings.model, factory, max_tokens_field=field_name, extra=extra)
+    return factory
 
 
 def is_loopback(url: str) -> bool:
