@@ -38,6 +38,7 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ("temporal_store.py", []),  # the same with PostgreSQL, against hand-written temporalio
     ("store.py", []),  # starts its own PostgreSQL (tests/_postgres.py) or uses one named
     ("local_model.py", []),  # llama.cpp's server from the xllamacpp wheel (a dev dependency)
+    ("local_connections.py", []),  # dropped kept-alive connections on that server: counts
 ]
 
 
