@@ -49,6 +49,6 @@ def test_a_plan_with_a_seam_on_the_local_server_launches_and_is_audited(
     assert listed.returncode == 0, listed.stderr
     records = json.loads(listed.stdout)
     assert len(records) == 1, listed.stdout
-    fields = records[0]["fields"] if "fields" in records[0] else records[0]
+    fields = records[0]["fields"]  # the record as `audit list --format json` shows it
     assert fields["provider"] == "local" and fields["model"].endswith(".gguf")
     assert 0 < fields["usage"]["output"] <= 32 and fields["replayed"] is False
