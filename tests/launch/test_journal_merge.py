@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flightdeck.launch import Journal
-from flightdeck.launch.engine import _journal
+from flightdeck.launch.engine import _journal, _rows
 
 STEPS = ["a", "b", "c"]
 
@@ -103,4 +103,4 @@ json_values = st.recursive(
 def test_the_stored_json_is_what_json_dumps_writes(value: Any) -> None:
     import json
 
-    assert _journal._dumps(value) == json.dumps(value, sort_keys=True, ensure_ascii=False)
+    assert _rows.dumps(value) == json.dumps(value, sort_keys=True, ensure_ascii=False)

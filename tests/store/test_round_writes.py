@@ -12,7 +12,7 @@ from flightdeck.audit import default_sink
 from flightdeck.launch import Journal
 from flightdeck.launch.engine._audit import AuditRouter
 from flightdeck.launch.engine._runtime import Runtime
-from flightdeck.launch.temporal._worker import apply_ops
+from flightdeck.launch.temporal._worker import apply_batch, apply_ops
 
 
 def _round(run_id: str) -> list[dict[str, Any]]:
@@ -37,6 +37,32 @@ def test_a_rounds_audit_records_are_written_once_with_its_rows(backend: str) -> 
         ("launch.step", {"n": 2}),
     ]
     assert [(row.step_id, row.status) for row in Journal().steps("r1")] == [("a", "completed")]
+
+
+def test_a_batch_sent_again_is_applied_once(backend: str) -> None:
+    """A step retried on another worker brings its run's batch again: the
+    batch's key committed with its writes, so the retry writes nothing."""
+    journal, sink = Journal(), default_sink()
+    router = AuditRouter(sink, journal=journal)
+    runtime = Runtime(services=None, journal=journal, audit=sink)  # type: ignore[arg-type]
+    batch = {"run_id": "r1", "key": "exec-1/1", "ops": _round("r1")}
+    assert not journal.round_applied("r1", "exec-1/1")
+    apply_batch(runtime, router, batch, again=False)
+    assert journal.round_applied("r1", "exec-1/1")
+    apply_batch(runtime, router, batch, again=True)
+    kinds = [r.kind for r in sink.records(run_id="r1")]
+    assert kinds == ["launch.action_call", "launch.step"]
+    # The next batch, and one of another run under the same key, are new.
+    audit = {"op": "audit", "kind": "launch.finish", "fields": {}}
+    apply_batch(
+        runtime, router, batch | {"key": "exec-1/2", "ops": [audit | {"run_id": "r1"}]}, again=True
+    )
+    apply_batch(
+        runtime, router, {"run_id": "r2", "key": "exec-1/1", "ops": _round("r2")}, again=True
+    )
+    assert [r.kind for r in sink.records(run_id="r1")] == [*kinds, "launch.finish"]
+    assert [r.kind for r in sink.records(run_id="r2")] == kinds
+    assert not journal.round_applied("r1", "exec-2/1")  # a resumed run's own execution
 
 
 def test_a_record_written_in_a_round_commits_with_it(pg_url: str, monkeypatch: Any) -> None:

@@ -15,7 +15,6 @@ was recorded have neither (`executor` is None: unknown).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -30,48 +29,23 @@ from flightdeck.config import ConfigError, StoreError, data_dir, mask_url, store
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._journal_schema import migrate
 from flightdeck.launch.engine._output_store import CHUNK_SELECT, chunk_of, output_writes
-from flightdeck.launch.engine._rows import RUN_COLUMNS, RunRow, StepRow, run_row, step_row
+from flightdeck.launch.engine._rows import (
+    RUN_COLUMNS,
+    STEP_FINISHED,
+    STEP_RAN,
+    STEP_STARTED,
+    RunRow,
+    StepRow,
+    dumps,
+    run_row,
+    step_row,
+)
 
 if TYPE_CHECKING:
     from flightdeck.launch.engine._journal_pg import PostgresJournalConnection
 
 JOURNAL_FILE = "runs.sqlite3"
 WAL_CHECKPOINT_PAGES = 10_000  # SQLite's default is 1,000 (see `_open`)
-
-# A step's row: journaled `started`, then finished (completed, failed, ...).
-_STARTED = (
-    "INSERT INTO steps (run_id, step_id, kind, status, started_at, approval)"
-    " VALUES (?, ?, ?, 'started', ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
-    " status = 'started', started_at = excluded.started_at, finished_at = NULL,"
-    " error = NULL, approval = excluded.approval"
-)
-_FINISHED = (
-    "INSERT INTO steps (run_id, step_id, kind, status, finished_at, attempts, result,"
-    " error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
-    " finished_at = excluded.finished_at, attempts = excluded.attempts,"
-    " result = excluded.result, error = excluded.error,"
-    " approval = COALESCE(excluded.approval, steps.approval)"
-)
-# Both of them in one block: the row `_STARTED` then `_FINISHED` leave (the
-# kind is the start's; every other column is set by one or the other).
-_RAN = (
-    "INSERT INTO steps (run_id, step_id, kind, status, started_at, finished_at, attempts,"
-    " result, error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
-    " started_at = excluded.started_at, finished_at = excluded.finished_at,"
-    " attempts = excluded.attempts, result = excluded.result, error = excluded.error,"
-    " approval = excluded.approval"
-)
-
-
-# What `json.dumps(value, sort_keys=True, ensure_ascii=False)` uses, built
-# once: with any keyword `json.dumps` builds a new encoder per call (two per step).
-_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
-
-
-def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
 
 
 def _unusable(path: Path, exc: Exception) -> LaunchError:
@@ -269,10 +243,10 @@ class Journal:
                 content_hash,
                 utc_now(),
                 launch_time,
-                _dumps(inputs),
-                _dumps(options),
+                dumps(inputs),
+                dumps(options),
                 executor,
-                None if cluster is None else _dumps(cluster),
+                None if cluster is None else dumps(cluster),
             ),
         )
 
@@ -281,19 +255,19 @@ class Journal:
         or a run recorded before executors were, now walked by one."""
         self._exec(
             "UPDATE runs SET executor = ?, cluster = ? WHERE run_id = ?",
-            (executor, None if cluster is None else _dumps(cluster), run_id),
+            (executor, None if cluster is None else dumps(cluster), run_id),
         )
 
     def set_run_inputs(self, run_id: str, inputs: dict[str, Any]) -> None:
         # A Temporal run's source inputs, read on a worker after the run row.
-        self._exec("UPDATE runs SET inputs = ? WHERE run_id = ?", (_dumps(inputs), run_id))
+        self._exec("UPDATE runs SET inputs = ? WHERE run_id = ?", (dumps(inputs), run_id))
 
     def set_run_status(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         # A run paused for an approval has not finished: it has no end time.
         finished = None if status in _OPEN else utc_now()
         self._exec(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
-            (status, finished, None if error is None else _dumps(error), run_id),
+            (status, finished, None if error is None else dumps(error), run_id),
         )
 
     def run(self, run_id: str) -> RunRow | None:
@@ -310,13 +284,26 @@ class Journal:
         )
         return [run_row(row) for row in rows]
 
+    def round_applied(self, run_id: str, key: str) -> bool:
+        """Whether the batch `key` of a run's writes (`mark_round`) committed."""
+        sql = "SELECT 1 FROM applied_rounds WHERE run_id = ? AND round = ?"
+        return bool(self._rows(sql, (run_id, key)))
+
+    def mark_round(self, run_id: str, key: str) -> None:
+        """Record, with the writes of the open `batch()`, that they are batch
+        `key`: a worker sent the same batch again asks `round_applied` first."""
+        self._exec(
+            "INSERT INTO applied_rounds (run_id, round) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (run_id, key),
+        )
+
     # steps ----------------------------------------------------------------
     def step_started(self, run_id: str, step_id: str, kind: str, approval: str | None) -> None:
         args = (run_id, step_id, kind, self._now(), approval)
         with self._lock:
             if self._pending is not None:
                 self._starts[(run_id, step_id)] = len(self._pending)
-            self._exec(_STARTED, args)
+            self._exec(STEP_STARTED, args)
 
     def step_finished(
         self,
@@ -330,8 +317,8 @@ class Journal:
         error: dict[str, Any] | None = None,
         approval: str | None = None,
     ) -> None:
-        stored_result = None if result is None else _dumps(result)
-        stored_error = None if error is None else _dumps(error)
+        stored_result = None if result is None else dumps(result)
+        stored_error = None if error is None else dumps(error)
         with self._lock:
             at = self._starts.pop((run_id, step_id), None) if self._pending is not None else None
             if self._pending is not None and at is not None:
@@ -340,7 +327,7 @@ class Journal:
                 # (rows keep their order), giving the row the two leave.
                 _, (_, _, started_kind, started_at, started_approval) = self._pending[at]
                 self._pending[at] = (
-                    _RAN,
+                    STEP_RAN,
                     (
                         run_id,
                         step_id,
@@ -356,7 +343,7 @@ class Journal:
                 )
                 return
             self._exec(
-                _FINISHED,
+                STEP_FINISHED,
                 (
                     run_id,
                     step_id,

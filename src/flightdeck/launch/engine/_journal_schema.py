@@ -81,6 +81,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        # The batches of writes a Temporal run's workflow hands its workers,
+        # by key, each recorded in the transaction that applies it: a batch
+        # sent again (a step retried on another worker) is applied once.
+        "0004_applied_rounds",
+        """
+        CREATE TABLE applied_rounds (
+            run_id TEXT NOT NULL,
+            round TEXT NOT NULL,
+            PRIMARY KEY (run_id, round)
+        );
+        """,
+    ),
 )
 
 # The same history on PostgreSQL (docs/decisions.md, "One store, two
@@ -149,6 +162,16 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
             sha256 TEXT NOT NULL,
             data BYTEA NOT NULL,
             PRIMARY KEY (run_id, name, seq)
+        );
+        """,
+    ),
+    (
+        "0004_applied_rounds",
+        """
+        CREATE TABLE applied_rounds (
+            run_id TEXT NOT NULL,
+            round TEXT NOT NULL,
+            PRIMARY KEY (run_id, round)
         );
         """,
     ),

@@ -1,14 +1,51 @@
-"""The rows the run journal returns: a run (`RunRow`) and its steps
-(`StepRow`), read back from their stored columns. A stored value that is not
-what the journal wrote is `journal.corrupt`, never a guess."""
+"""The run journal's rows: the statements that write a step's row, and the
+rows the journal returns, a run (`RunRow`) and its steps (`StepRow`), read
+back from their stored columns. A stored value that is not what the journal
+wrote is `journal.corrupt`, never a guess."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from flightdeck._json import read_json
 from flightdeck.launch.core._errors import LaunchError
+
+# A step's row: journaled `started`, then finished (completed, failed, ...).
+STEP_STARTED = (
+    "INSERT INTO steps (run_id, step_id, kind, status, started_at, approval)"
+    " VALUES (?, ?, ?, 'started', ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
+    " status = 'started', started_at = excluded.started_at, finished_at = NULL,"
+    " error = NULL, approval = excluded.approval"
+)
+STEP_FINISHED = (
+    "INSERT INTO steps (run_id, step_id, kind, status, finished_at, attempts, result,"
+    " error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
+    " finished_at = excluded.finished_at, attempts = excluded.attempts,"
+    " result = excluded.result, error = excluded.error,"
+    " approval = COALESCE(excluded.approval, steps.approval)"
+)
+# Both of them in one block: the row `STEP_STARTED` then `STEP_FINISHED` leave (the
+# kind is the start's; every other column is set by one or the other).
+STEP_RAN = (
+    "INSERT INTO steps (run_id, step_id, kind, status, started_at, finished_at, attempts,"
+    " result, error, approval) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id, step_id) DO UPDATE SET status = excluded.status,"
+    " started_at = excluded.started_at, finished_at = excluded.finished_at,"
+    " attempts = excluded.attempts, result = excluded.result, error = excluded.error,"
+    " approval = excluded.approval"
+)
+
+
+# What `json.dumps(value, sort_keys=True, ensure_ascii=False)` uses, built
+# once: with any keyword `json.dumps` builds a new encoder per call (two per step).
+ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
+def dumps(value: Any) -> str:
+    return ENCODER.encode(value)
 
 
 @dataclass(frozen=True)

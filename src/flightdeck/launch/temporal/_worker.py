@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from flightdeck.flightplan import read_plan
@@ -33,6 +34,7 @@ from flightdeck.launch.temporal._client import connect
 from flightdeck.launch.temporal._workflow import (
     APPLY_ACTIVITY,
     CONCLUDE_ACTIVITY,
+    JOURNAL_UNAPPLIED,
     STEP_ACTIVITY,
     FlightPlanWorkflow,
     state_from_dict,
@@ -45,10 +47,22 @@ class StepActivities:
         self.router = AuditRouter(runtime.audit, runtime.audit_sinks, runtime.journal)
 
     @activity.defn(name=STEP_ACTIVITY)
-    async def step(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def step(
+        self, data: dict[str, Any], batch: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Run one step; `batch`: the run's writes to apply before it (the
+        step does not run unless they are applied)."""
         task = StepTask.from_dict(data)
         beat = asyncio.ensure_future(_heartbeat())
         try:
+            try:
+                apply_batch(self.runtime, self.router, batch, again=activity.info().attempt > 1)
+            except Exception as exc:  # the workflow applies it on its own, then sends the step
+                raise ApplicationError(
+                    f"the run's writes could not be applied: {exc}",
+                    type=JOURNAL_UNAPPLIED,
+                    non_retryable=True,
+                ) from exc
             outcome = await execute_step(task, self.runtime.services, self.router.write)
         finally:
             beat.cancel()
@@ -57,11 +71,19 @@ class StepActivities:
         return outcome.to_dict()
 
     @activity.defn(name=APPLY_ACTIVITY)
-    async def apply(self, ops: list[dict[str, Any]]) -> None:
-        apply_ops(self.runtime, self.router, ops)
+    async def apply(self, batch: Any) -> None:
+        if isinstance(batch, list):  # a history from before batches had keys
+            apply_ops(self.runtime, self.router, batch)
+            return
+        # A local activity's attempts restart when its workflow task is
+        # retried elsewhere: whether it already committed is always asked.
+        apply_batch(self.runtime, self.router, batch, again=True)
 
     @activity.defn(name=CONCLUDE_ACTIVITY)
-    async def conclude(self, spec: dict[str, Any]) -> dict[str, Any]:
+    async def conclude(
+        self, spec: dict[str, Any], batch: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        apply_batch(self.runtime, self.router, batch, again=activity.info().attempt > 1)
         verified = VerifiedTarget(
             read_plan(spec["plan"], spec["body"]),
             Path(spec["path"]),
@@ -93,13 +115,37 @@ async def _heartbeat() -> None:
         await asyncio.sleep(every)
 
 
-def apply_ops(runtime: Runtime, router: AuditRouter, ops: Sequence[Mapping[str, Any]]) -> None:
+def apply_batch(
+    runtime: Runtime, router: AuditRouter, batch: Mapping[str, Any] | None, *, again: bool
+) -> None:
+    """Apply a keyed batch of the workflow's writes once: its key commits
+    with its writes, and when it may have been applied before (`again`: a
+    retried attempt) the key is looked up first. Two attempts applying one
+    batch at the same moment could both write it; Temporal starts a retry
+    only after the attempt before it failed or timed out."""
+    if not batch:
+        return
+    run_id, key = batch["run_id"], batch["key"]
+    if again and runtime.journal.round_applied(run_id, key):
+        return
+    apply_ops(runtime, router, batch["ops"], key=(run_id, key))
+
+
+def apply_ops(
+    runtime: Runtime,
+    router: AuditRouter,
+    ops: Sequence[Mapping[str, Any]],
+    *,
+    key: tuple[str, str] | None = None,
+) -> None:
     """Write the workflow's buffered journal rows and audit records, in order,
     in one transaction (with a PostgreSQL store, one pipeline: the audit
     records join the journal's round when they go to its database,
-    `AuditRouter._joined`)."""
+    `AuditRouter._joined`), with the batch's `key` when it has one."""
     journal = runtime.journal
     with journal.batch():
+        if key is not None:
+            journal.mark_round(*key)
         for op in ops:
             name, run_id = op["op"], op["run_id"]
             if name == "step_started":

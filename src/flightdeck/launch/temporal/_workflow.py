@@ -22,7 +22,7 @@ activity failure, so Temporal never repeats a call the runtime gave up on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -43,6 +43,12 @@ WORKFLOW = "flightdeck.FlightPlan"
 STEP_ACTIVITY = "flightdeck.step"
 APPLY_ACTIVITY = "flightdeck.apply"
 CONCLUDE_ACTIVITY = "flightdeck.conclude"
+# A step's activity whose batch of writes the store refused (the step did
+# not run): the workflow applies the batch itself and runs the step again.
+JOURNAL_UNAPPLIED = "flightdeck.JournalUnapplied"
+# The patch (`workflow.patched`) under which a batch rides with a step or a
+# conclusion instead of a local activity of its own.
+JOURNAL_WITH_STEP = "journal-with-step"
 
 # Journal and audit writes are upserts and appends on the worker's stores;
 # a few quick tries cover a worker lost while applying them.
@@ -110,29 +116,53 @@ class WriteBuffer:
 class ActivityExecutor:
     """The `Executor` inside the workflow: each step is one activity, its id
     `<run id>/<step id>`, on the run's task queue (a tool step on the tool
-    queue when the run names one)."""
+    queue when the run names one).
+
+    The buffered writes reach the store in one of two ways. When a step is
+    the only one waiting to start and is safe to run again, they ride with
+    it: its activity applies them, in one transaction, before the step runs
+    (one activity per step, as a hand-written workflow has). Otherwise (two
+    steps start together, or the step must not run twice) a local activity
+    applies them first, and the steps start after it. Either way a batch has
+    a key (this execution's id and a count), recorded in the transaction
+    that applies it, so a batch sent again (a step retried on another
+    worker) is applied once. Histories from before the first way keep the
+    second (`workflow.patched`)."""
 
     def __init__(self, buffer: WriteBuffer, spec: Mapping[str, Any]) -> None:
         self.buffer = buffer
         self.spec = spec
         self.lock = asyncio.Lock()
         self.flushes = 0
+        self.keyed = workflow.patched(JOURNAL_WITH_STEP)
+        self.waiting: set[str] = set()
+
+    def take(self) -> dict[str, Any] | None:
+        """The buffered writes as one keyed batch (None: nothing buffered)."""
+        ops = self.buffer.take()
+        if not ops:
+            return None
+        self.flushes += 1
+        key = f"{workflow.info().run_id}/{self.flushes}"
+        return {"run_id": self.spec["run_id"], "key": key, "ops": ops}
 
     async def flush(self) -> None:
         async with self.lock:
-            ops = self.buffer.take()
-            if not ops:
-                return
-            self.flushes += 1
-            # A local activity: it runs on the worker running this workflow
-            # task, without a round trip through the server's queues.
-            await workflow.execute_local_activity(
-                APPLY_ACTIVITY,
-                ops,
-                activity_id=f"{self.spec['run_id']}/journal/{self.flushes}",
-                start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=_BOOKKEEPING,
-            )
+            await self._flush()
+
+    async def _flush(self) -> None:
+        batch = self.take()
+        if batch is None:
+            return
+        # A local activity: it runs on the worker running this workflow
+        # task, without a round trip through the server's queues.
+        await workflow.execute_local_activity(
+            APPLY_ACTIVITY,
+            batch if self.keyed else batch["ops"],
+            activity_id=f"{self.spec['run_id']}/journal/{self.flushes}",
+            start_to_close_timeout=timedelta(seconds=60),
+            retry_policy=_BOOKKEEPING,
+        )
 
     def queue(self, task: StepTask) -> str:
         # Tool steps need the sandbox and the image cache: they may go to the
@@ -141,9 +171,38 @@ class ActivityExecutor:
             return str(self.spec["tool_task_queue"])
         return str(self.spec["task_queue"])
 
-    async def submit(self, task: StepTask) -> StepOutcome:
-        await self.flush()
+    def submit(self, task: StepTask) -> Coroutine[Any, Any, StepOutcome]:
+        # Called as the scheduler starts the round's steps, before any of
+        # them runs: when the first runs, `waiting` holds all of them.
+        self.waiting.add(task.step_id)
+        return self._submit(task)
+
+    async def _submit(self, task: StepTask) -> StepOutcome:
         safe = safe_to_rerun(task)
+        batch = None
+        async with self.lock:
+            if self.keyed and safe and self.waiting == {task.step_id}:
+                batch = self.take()
+            else:
+                await self._flush()
+            self.waiting.discard(task.step_id)
+        try:
+            return await self._step(task, safe, batch)
+        except ActivityError as exc:
+            if batch is None or not _unapplied(exc):
+                raise
+        # The store refused the batch before the step ran: apply it as any
+        # other (with the bookkeeping retries), then run the step alone.
+        await workflow.execute_local_activity(
+            APPLY_ACTIVITY,
+            batch,
+            activity_id=f"{self.spec['run_id']}/journal/{batch['key']}",
+            start_to_close_timeout=timedelta(seconds=60),
+            retry_policy=_BOOKKEEPING,
+        )
+        return await self._step(task, safe, None)
+
+    async def _step(self, task: StepTask, safe: bool, batch: dict[str, Any] | None) -> StepOutcome:
         settings = task.settings
         policy = RetryPolicy(
             initial_interval=timedelta(seconds=max(settings.retry_base_delay, 0.1)),
@@ -152,7 +211,7 @@ class ActivityExecutor:
         try:
             data = await workflow.execute_activity(
                 STEP_ACTIVITY,
-                task.to_dict(),
+                args=[task.to_dict(), batch] if batch is not None else [task.to_dict()],
                 activity_id=f"{task.run_id}/{task.step_id}",
                 task_queue=self.queue(task),
                 start_to_close_timeout=timedelta(seconds=float(self.spec["step_timeout"])),
@@ -160,8 +219,15 @@ class ActivityExecutor:
                 retry_policy=policy,
             )
         except ActivityError as exc:
+            if batch is not None and _unapplied(exc):
+                raise
             return StepOutcome.failed(lost(task, safe, exc))
         return StepOutcome.from_dict(data)
+
+
+def _unapplied(exc: ActivityError) -> bool:
+    cause = exc.cause
+    return isinstance(cause, ApplicationError) and cause.type == JOURNAL_UNAPPLIED
 
 
 def lost(task: StepTask, safe: bool, exc: ActivityError) -> dict[str, Any]:
@@ -225,7 +291,8 @@ async def read_sources(
     buffer.write(
         run_id, "launch.run", deferred["record"] | {"inputs": values, "source_reads": reads}
     )
-    await executor.flush()  # the run row has every input before a step starts
+    if not executor.keyed:  # else the first step brings them, or the conclusion
+        await executor.flush()  # the run row has every input before a step starts
     return spec | {"inputs": values}, {}
 
 
@@ -280,12 +347,11 @@ class FlightPlanWorkflow:
             spec, failed = await read_sources(plan, spec, executor, buffer)
             if failed:  # no step runs without its inputs: the run ends here
                 state.failed.update(failed)
-                await executor.flush()
-                return await self._conclude(spec, state)
+                return await self._conclude(spec, state, executor)
         approve, decisions = set(spec["approve"]), dict(spec["decisions"])
         while True:
             state = await self._walk(plan, spec, executor, buffer, state, approve, decisions)
-            result = await self._conclude(spec, state)
+            result = await self._conclude(spec, state, executor)
             self.pending = set(state.pending)
             if not state.pending or not spec["hold_for_approval"]:
                 return result
@@ -328,14 +394,22 @@ class FlightPlanWorkflow:
             state = await scheduler.run()
         except LaunchError as exc:  # a plan no launch would start; nothing to retry
             raise ApplicationError(exc.message, exc.to_dict(), non_retryable=True) from None
-        await executor.flush()
-        return state
+        return state  # its last writes are still buffered: `_conclude` applies them
 
-    async def _conclude(self, spec: Mapping[str, Any], state: StepState) -> dict[str, Any]:
+    async def _conclude(
+        self, spec: Mapping[str, Any], state: StepState, executor: ActivityExecutor
+    ) -> dict[str, Any]:
+        """Materialize the outputs and settle the run, on a worker; the writes
+        still buffered are applied first, by the same activity."""
+        if not executor.keyed:
+            await executor.flush()
+        async with executor.lock:
+            batch = executor.take()
+        conclusion = {**spec, "state": state_to_dict(state)}
         self.concluded += 1
         result: dict[str, Any] = await workflow.execute_activity(
             CONCLUDE_ACTIVITY,
-            {**spec, "state": state_to_dict(state)},
+            args=[conclusion] if batch is None else [conclusion, batch],
             activity_id=f"{spec['run_id']}/conclude/{self.concluded}",
             task_queue=spec["task_queue"],
             start_to_close_timeout=timedelta(seconds=300),
