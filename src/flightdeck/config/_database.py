@@ -169,15 +169,17 @@ def _check(conn: Any) -> None:
     psycopg_pool's own check (an empty query), which raises for a dead one;
     the rest are handed out without it (it was one round trip more per
     checkout, the largest PostgreSQL share of a Temporal step)."""
-    import selectors
+    import select
 
     from psycopg_pool import ConnectionPool
 
     readable = True
     if not conn.closed:
-        with selectors.DefaultSelector() as selector:
-            selector.register(conn.fileno(), selectors.EVENT_READ)
-            readable = bool(selector.select(0))
+        # A poll object is a plain list in Python, where a selector is an
+        # epoll instance: two system calls more per checkout.
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
+        readable = bool(poller.poll(0))
     if readable:
         ConnectionPool.check_connection(conn)
 
