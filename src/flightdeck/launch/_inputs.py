@@ -126,7 +126,7 @@ async def resolve_inputs(
 ) -> ResolvedInputs:
     """Resolve every declared input. Raises `LaunchError` naming all bad or
     missing inputs at once. `defer_sources`: leave `source` inputs out (a
-    Temporal run reads them on a worker, `temporal._workflow`)."""
+    Temporal run reads them on a worker, `temporal._rounds`)."""
     declared = {item.name for item in plan.inputs}
     unknown = sorted(set(given) - declared)
     if unknown:

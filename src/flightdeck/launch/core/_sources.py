@@ -2,7 +2,7 @@
 
 Pure, and below the executors: the launcher uses it for a local read
 (`launch._inputs`), the Temporal workflow for a read on a worker
-(`launch.temporal._workflow`), so both record the read alike.
+(`launch.temporal._rounds`), so both record the read alike.
 """
 
 from __future__ import annotations

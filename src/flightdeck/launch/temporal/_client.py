@@ -41,7 +41,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from flightdeck._json import json_copy
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._conclude import RunResult
-from flightdeck.launch.temporal._workflow import FlightPlanWorkflow, state_to_dict
+from flightdeck.launch.temporal._rounds import state_to_dict
+from flightdeck.launch.temporal._workflow import FlightPlanWorkflow
 
 if TYPE_CHECKING:
     from flightdeck.launch.engine._scheduler import Scheduler

@@ -31,14 +31,14 @@ from flightdeck.launch.engine._executor import execute_step
 from flightdeck.launch.engine._runtime import Runtime
 from flightdeck.launch.engine._target import VerifiedTarget
 from flightdeck.launch.temporal._client import connect
-from flightdeck.launch.temporal._workflow import (
+from flightdeck.launch.temporal._rounds import (
     APPLY_ACTIVITY,
     CONCLUDE_ACTIVITY,
     JOURNAL_UNAPPLIED,
     STEP_ACTIVITY,
-    FlightPlanWorkflow,
     state_from_dict,
 )
+from flightdeck.launch.temporal._workflow import FlightPlanWorkflow
 
 
 class StepActivities:
