@@ -144,3 +144,40 @@ def test_config_show_masks_the_store_password(fd_home: Path) -> None:
         assert "postgresql://ops:***@db2/fd" in shown.stdout
     path = _fd("runs", "path", home=fd_home, **env)
     assert path.stdout.strip() == "postgresql://ops:***@db2/fd"
+
+
+# Which transaction wrote the run's row and which its `launch.run` record.
+_TXIDS = """
+CREATE TABLE txids (what TEXT, txid BIGINT);
+CREATE FUNCTION note_run() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO txids VALUES ('runs', txid_current()); RETURN NEW; END $$;
+CREATE FUNCTION note_record() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO txids VALUES (NEW.kind, txid_current()); RETURN NEW; END $$;
+CREATE TRIGGER note_run AFTER INSERT ON runs FOR EACH ROW EXECUTE FUNCTION note_run();
+CREATE TRIGGER note_record AFTER INSERT ON records FOR EACH ROW EXECUTE FUNCTION note_record();
+"""
+
+
+def test_a_runs_row_and_its_launch_run_record_commit_together(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launcher killed between the two would leave a run no `launch.run`
+    explains; in one transaction, a kill leaves both or neither."""
+    import psycopg
+
+    from flightdeck.audit import default_sink
+    from flightdeck.launch import Journal
+
+    monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", pg_url)
+    Journal().runs(), default_sink().records()  # the stores' tables, for the triggers
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(_TXIDS)  # type: ignore[arg-type]
+    ws, plan = _workspace(tmp_path)
+    launched = _fd(
+        "launch", str(plan), "--unsigned", "--workspace", str(ws), "--format", "json",
+        home=tmp_path / "launcher", LEDGER_DIR=str(ws),
+    )  # fmt: skip
+    assert launched.returncode == 3, launched.stderr
+    with psycopg.connect(pg_url) as conn:
+        txids = dict(conn.execute("SELECT what, txid FROM txids ORDER BY txid").fetchall())
+    assert txids["runs"] == txids["launch.run"], txids

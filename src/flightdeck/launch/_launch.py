@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -352,17 +352,6 @@ def _start_run(
         "max_parallel": options.max_parallel,
     }
     executor, cluster = _where(runtime.engine)
-    runtime.journal.create_run(
-        run_id,
-        plan_name=verified.plan.name or "?",
-        plan_path=str(verified.path),
-        content_hash=verified.content_hash,
-        launch_time=resolved.launch_time,
-        inputs=resolved.values,
-        options=flags,
-        executor=executor,
-        cluster=cluster,
-    )
     record = {
         "plan": verified.plan.name,
         "version": verified.version,
@@ -376,8 +365,24 @@ def _start_run(
         **code,
         **image_record(verified.plan),
     }
-    if not sources:
-        router.write(run_id, "launch.run", record)
+    # With the PostgreSQL store the run's row and its `launch.run` record
+    # commit together: a launcher killed between them leaves neither. With
+    # SQLite they are two files, written row first.
+    starter = AuditRouter(router.default, router.named, runtime.journal)
+    with runtime.journal.batch() if starter.joins() else nullcontext():
+        runtime.journal.create_run(
+            run_id,
+            plan_name=verified.plan.name or "?",
+            plan_path=str(verified.path),
+            content_hash=verified.content_hash,
+            launch_time=resolved.launch_time,
+            inputs=resolved.values,
+            options=flags,
+            executor=executor,
+            cluster=cluster,
+        )
+        if not sources:
+            starter.write(run_id, "launch.run", record)
     return record
 
 

@@ -56,6 +56,17 @@ class AuditRouter:
         if isinstance(reference, str) and reference in self.named:
             self.named[reference].record(record)
 
+    def joins(self) -> bool:
+        """Whether a record written inside the journal's `batch()` commits
+        with it (`_joined`): the default sink is the PostgreSQL audit store in
+        the journal's database."""
+        from flightdeck.audit._postgres import PostgresAuditSink
+
+        journal, sink = self.journal, self.default
+        if journal is None or not isinstance(sink, PostgresAuditSink):
+            return False
+        return journal.url == sink.url
+
     def _joined(self, record: AuditRecord) -> bool:
         """Written with the journal's open round: the default sink is the
         PostgreSQL audit store in the journal's database, so the record
@@ -64,6 +75,6 @@ class AuditRouter:
         from flightdeck.audit._postgres import PostgresAuditSink
 
         journal, sink = self.journal, self.default
-        if journal is None or not isinstance(sink, PostgresAuditSink) or journal.url != sink.url:
+        if journal is None or not isinstance(sink, PostgresAuditSink) or not self.joins():
             return False
         return journal.join(lambda: sink.insert(record))
