@@ -1,13 +1,15 @@
 """A Temporal worker: runs the steps, journal writes and conclusions of runs.
 
 Every activity here does on the worker what the local launch does in the
-launcher, with the worker's own `Runtime`: `step` calls `execute_step` with
-the worker's services (its invoker, secret store, provider) and writes each
-action try's audit record as the try ends; `apply` writes the journal rows
-and audit records the workflow buffered; `conclude` materializes the
-outputs and settles the run's status. The journal and audit are therefore
-the same stores `runs list|show` read, provided the workers share them with
-the launcher (same data directory, or a shared one).
+launcher, with the worker's own `Runtime`: `step` applies the batch of
+journal rows and audit records the workflow sent with it (`apply_batch`),
+then calls `execute_step` with the worker's services (its invoker, secret
+store, provider) and writes each action try's audit record as the try ends;
+`apply` writes a batch on its own (a local activity); `conclude` applies
+the last batch, materializes the outputs and settles the run's status. The
+journal and audit are the stores `runs list|show` read: the PostgreSQL
+store every process names, or a data directory the workers share with the
+launcher.
 """
 
 from __future__ import annotations
@@ -144,8 +146,6 @@ def apply_ops(
     `AuditRouter._joined`), with the batch's `key` when it has one."""
     journal = runtime.journal
     with journal.batch():
-        if key is not None:
-            journal.mark_round(*key)
         for op in ops:
             name, run_id = op["op"], op["run_id"]
             if name == "step_started":
@@ -167,6 +167,10 @@ def apply_ops(
                 journal.set_run_status(run_id, op["status"])
             elif name == "audit":
                 router.write(run_id, op["kind"], op["fields"])
+        # Last: a batch the store fails partway (SQLite keeps what it wrote
+        # before the failure, `Journal.batch`) is not marked applied.
+        if key is not None:
+            journal.mark_round(*key)
 
 
 async def run_worker(
