@@ -155,7 +155,9 @@ class Journal:
         no `await`, so the round's rows are on disk before any step it
         started runs, as with per-write commits. Other threads' writes wait
         for the commit. The writes are committed even if the block raises:
-        each is a fact about a step that already happened.
+        each is a fact about a step that already happened. A write the
+        store refuses rolls the whole block back, on both backends
+        (PostgreSQL aborts the transaction): none of it is kept.
 
         Inside the block writes are kept in order and executed together at
         its end (`executemany` per run of one statement), stamped with the
@@ -166,17 +168,19 @@ class Journal:
                 return
             self._db()  # opened (or refused as unusable) on entry, as before
             self._pending, self._stamp = [], utc_now()
+            drained = False
             try:
                 yield
             finally:
                 try:
                     if self._pending:
                         self._drain(self._db())
+                    drained = True
                 finally:
                     self._pending, self._stamp = None, None
                     self._starts.clear()
                     if self._conn is not None and self._conn.in_transaction:
-                        self._conn.execute("COMMIT")
+                        self._conn.execute("COMMIT" if drained else "ROLLBACK")
 
     def _drain(self, conn: sqlite3.Connection | PostgresJournalConnection) -> None:
         """Run the block's buffered writes inside its (now open) transaction."""
@@ -291,11 +295,9 @@ class Journal:
 
     def mark_round(self, run_id: str, key: str) -> None:
         """Record, with the writes of the open `batch()`, that they are batch
-        `key`: a worker sent the same batch again asks `round_applied` first."""
-        self._exec(
-            "INSERT INTO applied_rounds (run_id, round) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (run_id, key),
-        )
+        `key`. A plain insert: a batch already applied, or being applied by
+        another transaction, fails here, and the block is rolled back."""
+        self._exec("INSERT INTO applied_rounds (run_id, round) VALUES (?, ?)", (run_id, key))
 
     # steps ----------------------------------------------------------------
     def step_started(self, run_id: str, step_id: str, kind: str, approval: str | None) -> None:

@@ -98,6 +98,9 @@ class PostgresJournalConnection:
         if sql == "COMMIT":
             self._commit()
             return _Fetched([])
+        if sql == "ROLLBACK":  # nothing of the block is kept
+            self._release()
+            return _Fetched([])
         sql = translate(sql)
         if self._held is not None and sql.startswith("SELECT"):
             self._send(commit=False)  # the read sees the block's writes

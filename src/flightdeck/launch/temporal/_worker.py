@@ -120,17 +120,24 @@ async def _heartbeat() -> None:
 def apply_batch(
     runtime: Runtime, router: AuditRouter, batch: Mapping[str, Any] | None, *, again: bool
 ) -> None:
-    """Apply a keyed batch of the workflow's writes once: its key commits
-    with its writes, and when it may have been applied before (`again`: a
-    retried attempt) the key is looked up first. Two attempts applying one
-    batch at the same moment could both write it; Temporal starts a retry
-    only after the attempt before it failed or timed out."""
+    """Apply a keyed batch of the workflow's writes once: its key is the
+    first write of its transaction, and when it may have been applied before
+    (`again`: a retried attempt) the key is looked up first. An attempt that
+    finds the key taken (another attempt applied the batch meanwhile, or is
+    applying it: a stalled attempt that Temporal timed out and retried) is
+    rolled back whole, and counts as applied once the key is there."""
     if not batch:
         return
+    journal = runtime.journal
     run_id, key = batch["run_id"], batch["key"]
-    if again and runtime.journal.round_applied(run_id, key):
+    if again and journal.round_applied(run_id, key):
         return
-    apply_ops(runtime, router, batch["ops"], key=(run_id, key))
+    try:
+        apply_ops(runtime, router, batch["ops"], key=(run_id, key))
+    except Exception:
+        if journal.round_applied(run_id, key):
+            return
+        raise
 
 
 def apply_ops(
@@ -146,6 +153,8 @@ def apply_ops(
     `AuditRouter._joined`), with the batch's `key` when it has one."""
     journal = runtime.journal
     with journal.batch():
+        if key is not None:  # first: a second application fails before any write
+            journal.mark_round(*key)
         for op in ops:
             name, run_id = op["op"], op["run_id"]
             if name == "step_started":
@@ -167,10 +176,6 @@ def apply_ops(
                 journal.set_run_status(run_id, op["status"])
             elif name == "audit":
                 router.write(run_id, op["kind"], op["fields"])
-        # Last: a batch the store fails partway (SQLite keeps what it wrote
-        # before the failure, `Journal.batch`) is not marked applied.
-        if key is not None:
-            journal.mark_round(*key)
 
 
 async def run_worker(
