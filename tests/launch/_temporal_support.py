@@ -111,6 +111,12 @@ def handlers(home: Path) -> dict[str, Any]:
         _log(witness(), "token", call)
         return reached()
 
+    def token_probe(call: ActionCall) -> Any:
+        # The source's credential probe: it works where the token is, and a
+        # probe of the path /revoked never does.
+        _log(witness(), "probe", call)
+        return {"ok": bool(os.environ.get("FD_SOURCE_TOKEN")) and call.args["path"] != "/revoked"}
+
     async def token_hang_once(call: ActionCall) -> Any:
         # The first read hangs until its worker is killed; a later one answers.
         if _log(witness(), "token", call) == 0:
@@ -119,6 +125,7 @@ def handlers(home: Path) -> dict[str, Any]:
 
     return {
         "src.token": token,
+        "src.token.verify": token_probe,
         "src.token_hang": token_hang_once,
         "ledger.append": record,
         "ledger.put": record,

@@ -137,6 +137,35 @@ def _plan(folder: Path, source: str, tc: dict[str, Any]) -> Path:
     )
 
 
+def _probes(fleet: Fleet) -> list[str]:
+    """`<n>-<pid>` of each credential probe the source system saw."""
+    return sorted(p.name for p in fleet.witness.glob("calls/*.verify.token/*"))
+
+
+def test_credential_probes_run_on_a_worker_before_the_run_exists(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    """`--verify-credentials` on Temporal probes where the steps will run:
+    the launcher, without the token, could not. A failed probe creates no
+    run, as locally."""
+    probed = contract(verification={"method": "GET", "path": "/me"})
+    plan = _plan(tmp_path / "plan", "src.token", probed)
+    result = fleet.launch(plan, verify_credentials=True)
+    assert result.status == "completed", result.to_dict()
+    assert [(p["action"], p["status"]) for p in result.probes] == [("aileron:src.token", "ok")]
+    (probe,) = _probes(fleet)
+    assert int(probe.split("-")[1]) in {w.pid for w in fleet.workers}
+    records = [r for r in _records(result.run_id) if r.kind == "launch.credential_probe"]
+    assert [r.fields["result"] for r in records] == ["ok"]
+    revoked = contract(verification={"method": "GET", "path": "/revoked"})
+    plan = _plan(tmp_path / "revoked", "src.token", revoked)
+    with pytest.raises(LaunchError) as raised:
+        fleet.launch(plan, verify_credentials=True)
+    assert raised.value.code == "credential.verification_failed"
+    assert "aileron:src.token" in raised.value.message
+    assert len(_probes(fleet)) == 2 and len(Journal().runs()) == 1  # no second run
+
+
 def _records(run_id: str) -> list[Any]:
     from flightdeck.audit import default_sink
 

@@ -38,7 +38,6 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch._launch import LaunchOptions, launch, verify_target
     from flightdeck.launch._pins import frozen_workspace
     from flightdeck.launch._preflight import check_actions
-    from flightdeck.launch._probe import ProbeResult
     from flightdeck.launch._setup import (
         catalog_composer,
         code_resolver,
@@ -66,6 +65,7 @@ if _typing.TYPE_CHECKING:
     from flightdeck.launch.engine._events import LaunchEvent
     from flightdeck.launch.engine._executor import Executor, LocalExecutor, execute_step
     from flightdeck.launch.engine._journal import Journal
+    from flightdeck.launch.engine._probe import ProbeResult
     from flightdeck.launch.engine._report import run_list, run_report, write_outputs
     from flightdeck.launch.engine._resume import ResumeDecisions
     from flightdeck.launch.engine._route import TemporalSettings
@@ -122,7 +122,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "frozen_workspace": ("flightdeck.launch._pins", "frozen_workspace"),
     "rewrite": ("flightdeck.launch.core._paths", "rewrite"),
     "select": ("flightdeck.launch.core._paths", "select"),
-    "ProbeResult": ("flightdeck.launch._probe", "ProbeResult"),
+    "ProbeResult": ("flightdeck.launch.engine._probe", "ProbeResult"),
     "redact": ("flightdeck.launch.steps._redact", "redact"),
     "run_list": ("flightdeck.launch.engine._report", "run_list"),
     "run_report": ("flightdeck.launch.engine._report", "run_report"),

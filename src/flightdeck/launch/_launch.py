@@ -37,7 +37,6 @@ from flightdeck.flightplan import (
 )
 from flightdeck.launch._inputs import ResolvedInputs, resolve_inputs
 from flightdeck.launch._pins import check_code
-from flightdeck.launch._probe import ProbeResult, verify_credentials
 from flightdeck.launch._source_tasks import deferred_sources, source_task
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.core._task import StepOutcome, StepSettings
@@ -47,6 +46,7 @@ from flightdeck.launch.engine._conclude import RunResult, conclude
 from flightdeck.launch.engine._events import EventSink, LaunchEvent, ignore
 from flightdeck.launch.engine._executor import Executor, LocalExecutor
 from flightdeck.launch.engine._journal import Journal
+from flightdeck.launch.engine._probe import ProbeResult, check_probes, verify_credentials
 from flightdeck.launch.engine._resume import ResumeDecisions, in_doubt, memoised, replay_outputs
 from flightdeck.launch.engine._route import check_executor
 from flightdeck.launch.engine._rows import RunRow
@@ -248,7 +248,14 @@ async def _verify_credentials(
         )
 
     # A failed probe raises here: no run is created, its probe records stay audited.
-    return await verify_credentials(plan, runtime.services, router, run_id, emit)
+    if runtime.engine is None:
+        return await verify_credentials(plan, runtime.services, router, run_id, emit)
+    # Where the steps run (a Temporal worker): the secrets and reach are there.
+    results = await runtime.engine.verify_credentials(plan, run_id)
+    for result in results:
+        emit(result)
+    check_probes(results)
+    return results
 
 
 def _check_approvals(plan: FlightPlan, approvals: Approvals) -> None:

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from flightdeck.audit import AuditSink, default_sink
-from flightdeck.flightplan import Keyring, SkillStore, TrustState
+from flightdeck.flightplan import FlightPlan, Keyring, SkillStore, TrustState
 from flightdeck.launch.core._services import StepServices
 from flightdeck.launch.engine._conclude import RunResult
 from flightdeck.launch.engine._executor import Executor
 from flightdeck.launch.engine._journal import Journal
+from flightdeck.launch.engine._probe import ProbeResult
 from flightdeck.launch.engine._scheduler import Scheduler
 from flightdeck.launch.engine._target import VerifiedTarget
 
@@ -41,6 +42,12 @@ class RunEngine(Protocol):
         """`deferred`: `reads` (`{input, task}` per source read, in order) and
         `record` (the `launch.run` record without the reads), for the engine
         to read the sources, record them and the run, then walk it."""
+        ...
+
+    async def verify_credentials(self, plan: FlightPlan, run_id: str) -> list[ProbeResult]:
+        """The plan's credential probes (`launch --verify-credentials`), run
+        where its steps run, each audited there; the launcher raises for a
+        failed one (`check_probes`)."""
         ...
 
     async def check_resumable(self, run_id: str, recorded: Mapping[str, Any] | None) -> None:

@@ -41,10 +41,12 @@ from temporalio.service import RPCError, RPCStatusCode
 from flightdeck._json import json_copy
 from flightdeck.launch.core._errors import LaunchError
 from flightdeck.launch.engine._conclude import RunResult
+from flightdeck.launch.engine._probe import ProbeResult
 from flightdeck.launch.temporal._rounds import state_to_dict
-from flightdeck.launch.temporal._workflow import FlightPlanWorkflow
+from flightdeck.launch.temporal._workflow import CredentialProbeWorkflow, FlightPlanWorkflow
 
 if TYPE_CHECKING:
+    from flightdeck.flightplan import FlightPlan
     from flightdeck.launch.engine._scheduler import Scheduler
     from flightdeck.launch.engine._target import VerifiedTarget
 
@@ -135,6 +137,34 @@ class TemporalEngine:
         except RPCError as exc:  # the run goes on; only this launcher lost it
             raise _unavailable(self.address, f"lost run {scheduler.run_id}", exc) from None
         return result_from_dict(data)
+
+    async def verify_credentials(self, plan: FlightPlan, run_id: str) -> list[ProbeResult]:
+        """Run the plan's credential probes on a worker of the run's task
+        queue (`CredentialProbeWorkflow`), where its steps will run; each is
+        audited there. The launcher needs neither the secrets nor the reach."""
+        client = await connect(self.address, self.namespace)
+        spec = {
+            "run_id": run_id,
+            "plan": json_copy(plan.data, default=str),
+            "body": plan.body,
+            "task_queue": self.task_queue,
+            "step_timeout": self.step_timeout,
+            "heartbeat_timeout": self.heartbeat_timeout,
+        }
+        try:
+            data: list[dict[str, Any]] = await client.execute_workflow(
+                CredentialProbeWorkflow.run, spec, id=f"{run_id}/verify", task_queue=self.task_queue
+            )
+        except WorkflowFailureError as exc:
+            cause = str(exc.cause) if exc.cause is not None else str(exc)
+            raise LaunchError(
+                "credential.verification_failed",
+                f"the credential probes of run {run_id} did not finish on a worker: {cause}",
+                hint="check that workers serve the task queue, then launch again",
+            ) from None
+        except RPCError as exc:
+            raise _unavailable(self.address, f"cannot verify run {run_id}", exc) from None
+        return [ProbeResult.from_dict(item) for item in data]
 
     async def check_resumable(self, run_id: str, recorded: Mapping[str, Any] | None = None) -> None:
         """Refuse a resume unless this cluster says the run's workflow is

@@ -42,6 +42,9 @@ WORKFLOW = "flightdeck.FlightPlan"
 STEP_ACTIVITY = "flightdeck.step"
 APPLY_ACTIVITY = "flightdeck.apply"
 CONCLUDE_ACTIVITY = "flightdeck.conclude"
+# `launch --verify-credentials`: the plan's probes, run on a worker.
+PROBE_WORKFLOW = "flightdeck.VerifyCredentials"
+PROBE_ACTIVITY = "flightdeck.probe"
 # A step's activity whose batch of writes the store refused (the step did
 # not run): the workflow applies the batch itself and runs the step again.
 JOURNAL_UNAPPLIED = "flightdeck.JournalUnapplied"

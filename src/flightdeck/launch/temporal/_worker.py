@@ -30,6 +30,7 @@ from flightdeck.launch.core._task import StepTask
 from flightdeck.launch.engine._audit import AuditRouter
 from flightdeck.launch.engine._conclude import conclude
 from flightdeck.launch.engine._executor import execute_step
+from flightdeck.launch.engine._probe import run_probes
 from flightdeck.launch.engine._runtime import Runtime
 from flightdeck.launch.engine._target import VerifiedTarget
 from flightdeck.launch.temporal._client import connect
@@ -37,10 +38,11 @@ from flightdeck.launch.temporal._rounds import (
     APPLY_ACTIVITY,
     CONCLUDE_ACTIVITY,
     JOURNAL_UNAPPLIED,
+    PROBE_ACTIVITY,
     STEP_ACTIVITY,
     state_from_dict,
 )
-from flightdeck.launch.temporal._workflow import FlightPlanWorkflow
+from flightdeck.launch.temporal._workflow import CredentialProbeWorkflow, FlightPlanWorkflow
 
 
 class StepActivities:
@@ -71,6 +73,20 @@ class StepActivities:
             with contextlib.suppress(asyncio.CancelledError):
                 await beat
         return outcome.to_dict()
+
+    @activity.defn(name=PROBE_ACTIVITY)
+    async def probe(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
+        """The plan's credential probes with this worker's secrets and reach,
+        each audited as it ends (`launch.credential_probe`)."""
+        plan = read_plan(spec["plan"], spec["body"])
+        beat = asyncio.ensure_future(_heartbeat())
+        try:
+            results = await run_probes(plan, self.runtime.services, self.router, spec["run_id"])
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+        return [result.to_dict() for result in results]
 
     @activity.defn(name=APPLY_ACTIVITY)
     async def apply(self, batch: Any) -> None:
@@ -206,8 +222,8 @@ async def run_worker(
     worker = Worker(
         client,
         task_queue=task_queue,
-        workflows=[FlightPlanWorkflow],
-        activities=[activities.step, activities.apply, activities.conclude],
+        workflows=[FlightPlanWorkflow, CredentialProbeWorkflow],
+        activities=[activities.step, activities.apply, activities.conclude, activities.probe],
         max_concurrent_activities=max_concurrent_steps,
         sticky_queue_schedule_to_start_timeout=sticky_timeout,
         max_heartbeat_throttle_interval=heartbeat_every,

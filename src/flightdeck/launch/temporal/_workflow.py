@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -27,6 +28,8 @@ with workflow.unsafe.imports_passed_through():
     from flightdeck.launch.temporal._rounds import (
         BOOKKEEPING,
         CONCLUDE_ACTIVITY,
+        PROBE_ACTIVITY,
+        PROBE_WORKFLOW,
         WORKFLOW,
         ActivityExecutor,
         WriteBuffer,
@@ -138,3 +141,26 @@ class FlightPlanWorkflow:
             retry_policy=BOOKKEEPING,
         )
         return result
+
+
+@workflow.defn(name=PROBE_WORKFLOW)
+class CredentialProbeWorkflow:
+    """`launch --verify-credentials` on Temporal: the plan's credential
+    probes, run by one activity on a worker of the run's task queue, where
+    the steps will find their credentials and network reach (the launcher
+    may have neither). Returns each probe's result; the launcher decides
+    (a failed probe: no run is created). Probes are read-only calls: a
+    worker lost mid-probe is replaced by another, up to three tries."""
+
+    @workflow.run
+    async def run(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = await workflow.execute_activity(
+            PROBE_ACTIVITY,
+            spec,
+            activity_id=f"{spec['run_id']}/verify",
+            task_queue=spec["task_queue"],
+            start_to_close_timeout=timedelta(seconds=float(spec["step_timeout"])),
+            heartbeat_timeout=timedelta(seconds=float(spec["heartbeat_timeout"])),
+            retry_policy=RetryPolicy(maximum_attempts=3),
+        )
+        return results

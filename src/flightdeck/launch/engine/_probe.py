@@ -21,7 +21,7 @@ implementation can run is a warning (audited, `result: unrunnable`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,17 @@ class ProbeResult:
             "tool": self.tool,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProbeResult:
+        """Read back `to_dict` (a probe run on a Temporal worker)."""
+        tool = data.get("tool")
+        return cls(
+            str(data["action"]),
+            str(data["status"]),
+            str(data["message"]),
+            None if tool is None else str(tool),
+        )
+
 
 def probe_tool(services: StepServices, connector: str, action: str) -> str | None:
     """The action name of the probe the invoker implements, or None."""
@@ -74,15 +85,30 @@ async def verify_credentials(
 ) -> list[ProbeResult]:
     """Run every declared probe, in declaration order; all are run, audited
     and emitted, then the first failure is raised."""
+    results = await run_probes(plan, services, router, run_id)
+    for result in results:
+        emit(result)
+    check_probes(results)
+    return results
+
+
+async def run_probes(
+    plan: FlightPlan, services: StepServices, router: AuditRouter, run_id: str
+) -> list[ProbeResult]:
+    """Every declared probe's result, each audited as it ends; none raises
+    (where the probes run on a worker, the launcher decides: `check_probes`)."""
     results: list[ProbeResult] = []
     for requirement in plan.requires:
         contract = requirement.trust_contract
         probe = contract.raw.get("verification") if contract is not None else None
         if contract is None or not isinstance(probe, dict):
             continue
-        result = await _probe(requirement.ref, contract, probe, services, router, run_id)
-        results.append(result)
-        emit(result)
+        results.append(await _probe(requirement.ref, contract, probe, services, router, run_id))
+    return results
+
+
+def check_probes(results: Sequence[ProbeResult]) -> None:
+    """Raise `credential.verification_failed` for the first failed probe."""
     failed = [result for result in results if result.status == "failed"]
     if failed:
         first = failed[0]
@@ -92,7 +118,6 @@ async def verify_credentials(
             hint="re-bind the credential in the secret store (or check the upstream), then"
             " launch again",
         )
-    return results
 
 
 async def _probe(
