@@ -144,7 +144,12 @@ def test_journal_survives_reopen(harness: Harness, tmp_path: Path) -> None:
     harness.journal.close()
     db = sqlite3.connect(harness.journal.path)
     names = [row[0] for row in db.execute("SELECT name FROM _migrations")]
-    assert names == ["0001_runs", "0002_run_executor", "0003_output_chunks"]
+    assert names == [
+        "0001_runs",
+        "0002_run_executor",
+        "0003_output_chunks",
+        "0004_applied_rounds",
+    ]
     assert (
         db.execute("SELECT status FROM runs WHERE run_id = ?", (result.run_id,)).fetchone()[0]
         == "completed"
