@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
-from _paired import ms, paired, save  # noqa: E402
+from _paired import machine, ms, paired, save  # noqa: E402
 
 from flightdeck.audit import AuditQuery, PostgresAuditSink, SQLiteAuditSink  # noqa: E402
 from flightdeck.launch import Journal  # noqa: E402
@@ -190,6 +190,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=RUNS)
     count = parser.parse_args().records
     pairs = parser.parse_args().pairs
+    host = machine()  # its load average before the run adds its own
     os.environ["FLIGHTDECK_HOME"] = tempfile.mkdtemp(prefix="fd-bench-store-")
     with tempfile.TemporaryDirectory() as tmp, database() as (url, where):
         folder = Path(tmp)
@@ -218,7 +219,10 @@ def main() -> None:
     lines = [
         "## The PostgreSQL store (issue 31)",
         "",
-        f"PostgreSQL: {where}; SQLite: WAL files in a temporary folder. Paired and"
+        f"Machine: {host}.",
+        "",
+        f"PostgreSQL: {where}; SQLite {sqlite3.sqlite_version}: WAL files in a temporary"
+        " folder. Paired and"
         f" alternated, {pairs} pairs; medians.",
         "",
         "| measure | SQLite | PostgreSQL | PG/SQLite (median, range) | target |",

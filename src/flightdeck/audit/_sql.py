@@ -11,6 +11,13 @@ filter gave before.
 SQLite compares `json_extract` values; PostgreSQL asks `fields @> {...}`,
 which its GIN index answers. A value is looked for as the text given and,
 where it reads as one, as the JSON number or boolean it spells.
+
+SQLite has no index for an arbitrary field, so a `--where` scans the table,
+and parsing every row's JSON is most of that scan's time. For values whose
+stored text is certain (`needle`), each `--where` first asks that the row's
+raw JSON contain that text, `instr(fields, ?) > 0` (a byte search in C, no
+parse), and only the rows that do are parsed: a necessary condition ahead
+of the exact one, so the answer is the same (docs/decisions.md, issue 31).
 """
 
 from __future__ import annotations
@@ -30,6 +37,15 @@ BATCH = 500
 _TOP = "\U0010ffff"
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _NUMBER = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$")
+# The values `needle` takes: every one of these characters is written as
+# itself by Python's json (the store's only writer, with or without
+# ensure_ascii) and by every common JSON encoder ("/" may be written "\/",
+# "<>&" as "\u003c"... by some, so they are left out), and none can spell
+# the Python text of a list or an object ("[", "{", "'", " "), which
+# `AuditQuery` also matches.
+_CERTAIN = re.compile(r"[A-Za-z0-9._:@+-]+")  # fullmatch: "$" would let a final "\n" in
+# The text Python gives floats whose JSON is other text (NaN, Infinity).
+_NOT_FINITE = ("nan", "inf", "-inf")
 
 
 def _camel(snake: str) -> str:
@@ -53,6 +69,27 @@ def typed(wanted: str) -> list[Any]:
         if str(number) == wanted:
             values.append(number)
     return values
+
+
+def needle(wanted: str) -> str | None:
+    """Text that the stored JSON of every record whose field matches
+    `wanted` contains, or None where that text is not certain.
+
+    A field matches as a string equal to `wanted` (stored as `"wanted"`,
+    nothing in `_CERTAIN` being escaped), as a number whose Python text is
+    `wanted` (stored as that text: json writes a float as its repr, which is
+    its str, and an int as its digits), or as a boolean when `wanted` is
+    true or false in any case (stored lowercase: so only a lowercase
+    `wanted` is in both). Null never matches. A list or an object matches
+    by its Python text, which `_CERTAIN` cannot spell.
+    """
+    if not _CERTAIN.fullmatch(wanted) or wanted.lower() in _NOT_FINITE:
+        return None
+    if wanted.lower() in ("true", "false"):
+        return wanted if wanted.islower() else None
+    if _NUMBER.match(wanted):
+        return wanted  # in the number's text and in the string's
+    return '"' + wanted + '"'  # only a string matches: quoted, so fewer rows pass
 
 
 class _Clause:
@@ -112,6 +149,13 @@ def where(query: AuditQuery, dialect: str) -> tuple[str, list[Any]]:
         clause.add("timestamp >= ?", query.since)
     if query.until is not None:
         clause.add("timestamp <= ?", query.until)
+    if dialect == "sqlite":
+        # Every text search before any JSON is parsed: SQLite tests a scan's
+        # terms in the order written. Longest first: a quoted string is
+        # usually rarer than the digits of a number.
+        found = (needle(wanted) for wanted in query.where.values())
+        for text in sorted({t for t in found if t is not None}, key=lambda t: (-len(t), t)):
+            clause.add("instr(fields, ?) > 0", text)
     if query.action is not None:
         sql, args = clause.field_is(_ACTION_FIELDS, query.action)
         clause.add(sql, *args)
