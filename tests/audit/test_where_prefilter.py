@@ -7,8 +7,8 @@ from the Python filter there, with or without the prefilter: keys that match
 only by another casing than snake_case and camelCase (`Step` for `step`),
 keys with a quote or a non-ASCII character (the JSON path), a list or an
 object matched by its Python text (`['a']`), and integers beyond 64 bits
-(they cannot be bound). NaN and infinities cannot be stored at all (the
-query indexes refuse their JSON).
+(SQLite reads them as REALs: only their text is asked, below). NaN and
+infinities cannot be stored at all (the query indexes refuse their JSON).
 """
 
 from __future__ import annotations
@@ -213,3 +213,15 @@ def test_the_text_searches_come_before_any_json_is_parsed_and_only_on_sqlite() -
     assert args[:2] == ['"s7"', "5"]  # the longer (quoted) text first
     clause, _ = where(query, "postgres")
     assert "instr(" not in clause
+
+
+def test_a_where_integer_beyond_64_bits_is_asked_as_text_not_a_crash(tmp_path: Path) -> None:
+    """It was an OverflowError (a traceback from `audit list`): SQLite
+    cannot bind it. The record holding it as text is found; the one holding
+    the number is not (SQLite's JSON reads it as a REAL), as documented."""
+    sink = SQLiteAuditSink(tmp_path / "audit.sqlite3")
+    big = 10**20
+    sink.record(AuditRecord("k", "r", {"n": str(big)}))
+    sink.record(AuditRecord("k", "r", {"n": big}))
+    found = sink.query(AuditQuery(where={"n": str(big)}, limit=10))
+    assert [r.fields["n"] for r in found] == [str(big)]

@@ -36,6 +36,7 @@ BATCH = 500
 # an index can walk (both stores compare text byte by byte: BINARY, "C").
 _TOP = "\U0010ffff"
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_INT64 = (-(2**63), 2**63 - 1)
 _NUMBER = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$")
 # The values `needle` takes: every one of these characters is written as
 # itself by Python's json (the store's only writer, with or without
@@ -118,6 +119,10 @@ class _Clause:
                         args.append(json.dumps({key: value}))
                     else:
                         stored = int(value) if isinstance(value, bool) else value
+                        if isinstance(stored, int) and not _INT64[0] <= stored <= _INT64[1]:
+                            # SQLite stores no such integer (its JSON reads it as
+                            # a REAL) and cannot bind one: the text alone is asked.
+                            continue
                         if _PLAIN_KEY.match(key):
                             # Written out, so the expression is the index's
                             # (a bound path never matches an index).
