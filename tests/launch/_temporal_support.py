@@ -50,6 +50,11 @@ def handlers(home: Path) -> dict[str, Any]:
         n = int(call.args.get("n", 3))
         return {"series": [{"day": i, "value": n * i} for i in range(4)]}
 
+    def big(call: ActionCall) -> Any:
+        # A result larger than a batch of journal writes may be when it
+        # rides with a step (`_rounds.MAX_CARRIED_BYTES`).
+        return {"blob": "x" * 200_000}
+
     def publish(call: ActionCall) -> Any:
         _log(home, "publish", call)
         return {"id": 42, "url": f"https://tracker.example.com/{len(str(call.args))}"}
@@ -130,6 +135,7 @@ def handlers(home: Path) -> dict[str, Any]:
         "ledger.append": record,
         "ledger.put": record,
         "m.fetch": fetch,
+        "m.big": big,
         "m.publish": publish,
         "m.hang": hang_once,
         "w.hang": hang_once,

@@ -237,6 +237,68 @@ def test_tool_steps_go_to_the_tool_queue(cluster: Cluster, tmp_path: Path) -> No
     assert json.loads(who["content"])["pid"] == cluster.tools.pid
 
 
+def _scheduled(cluster: Cluster, run_id: str) -> list[tuple[str, Any]]:
+    """The run's history, in order: each activity scheduled (its id and how
+    many input payloads it got) and each local activity's marker."""
+    from temporalio.client import Client
+
+    async def fetch() -> str:
+        client = await Client.connect(cluster.address)
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        return history.to_json()
+
+    out: list[tuple[str, Any]] = []
+    for event in json.loads(asyncio.run(fetch()))["events"]:
+        if event["eventType"] == "EVENT_TYPE_MARKER_RECORDED":
+            name = event["markerRecordedEventAttributes"]["markerName"]
+            if "local_activity" in name:  # not the patch's marker
+                out.append(("marker", None))
+        elif event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
+            attributes = event["activityTaskScheduledEventAttributes"]
+            name = attributes["activityId"].split("/", 1)[1]
+            out.append((name, len(attributes["input"]["payloads"])))
+    return out
+
+
+def test_a_batch_too_large_to_ride_with_a_step_is_applied_on_its_own(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A round's writes ride with the next step (the activity's input, kept
+    in the history) only while small: after a step whose result is large,
+    they are applied by the local activity (whose input the history does
+    not keep), then the next step starts without them."""
+    (tmp_path / "plan").mkdir()
+    plan = write_plan(
+        tmp_path / "plan",
+        actions={"aileron:m.big": READ},
+        steps=[
+            {"id": "big", "kind": "action-call", "actionRef": "aileron:m.big", "outputs": ["blob"]},
+            {
+                "id": "echo",
+                "kind": "transform",
+                "transform": "identity",
+                "bindings": {"text": "steps.big.blob"},
+                "outputs": ["text"],
+            },
+        ],
+    )
+    result = cluster.launch(plan, tmp_path / "out")
+    assert result.status == "completed", result.error
+    rows = Journal(cluster.home / "runs.sqlite3").steps(result.run_id)
+    assert {r.step_id: r.status for r in rows} == {"big": "completed", "echo": "completed"}
+    assert len(next(r for r in rows if r.step_id == "echo").result["outputs"]["text"]) == 200_000
+    # `big` brings the first round's writes; `echo` and the conclusion, after
+    # a large result each, find them applied by a local activity (a marker).
+    assert [(n, p) for n, p in _scheduled(cluster, result.run_id)] == [
+        ("big", 2),
+        ("marker", None),
+        ("echo", 1),
+        ("marker", None),
+        ("conclude/1", 1),
+    ]
+    _replay(cluster, result.run_id)
+
+
 def _replay(cluster: Cluster, run_id: str) -> None:
     """Replay the run's history in this process (another hash seed than the
     worker's): raises if the workflow code is not deterministic."""

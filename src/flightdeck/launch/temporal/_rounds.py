@@ -23,6 +23,7 @@ activity failure, so Temporal never repeats a call the runtime gave up on.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
@@ -51,6 +52,18 @@ JOURNAL_UNAPPLIED = "flightdeck.JournalUnapplied"
 # The patch (`workflow.patched`) under which a batch rides with a step or a
 # conclusion instead of a local activity of its own.
 JOURNAL_WITH_STEP = "journal-with-step"
+
+# A batch rides with an activity only up to this size (as JSON). An
+# activity's input is kept in the run's history, a local activity's is not,
+# and Temporal refuses a payload over 2 MiB by default: a round's batch
+# holds the results of the steps it finished, each of which the history
+# already holds once, as its activity's result.
+MAX_CARRIED_BYTES = 128 * 1024
+
+
+def _encoded(ops: list[dict[str, Any]]) -> str:
+    return json.dumps(ops, separators=(",", ":"), default=str)
+
 
 # Journal and audit writes are upserts and appends on the worker's stores;
 # a few quick tries cover a worker lost while applying them.
@@ -148,6 +161,15 @@ class ActivityExecutor:
         key = f"{workflow.info().run_id}/{self.flushes}"
         return {"run_id": self.spec["run_id"], "key": key, "ops": ops}
 
+    async def carried(self) -> dict[str, Any] | None:
+        """Under `lock`: the buffered writes as a batch to send with the next
+        activity; None when there are none, or when they are too large to
+        ride and were applied by the local activity instead."""
+        if len(_encoded(self.buffer.ops)) > MAX_CARRIED_BYTES:
+            await self._flush()
+            return None
+        return self.take()
+
     async def flush(self) -> None:
         async with self.lock:
             await self._flush()
@@ -184,7 +206,7 @@ class ActivityExecutor:
         batch = None
         async with self.lock:
             if self.keyed and safe and self.waiting == {task.step_id}:
-                batch = self.take()
+                batch = await self.carried()
             else:
                 await self._flush()
             self.waiting.discard(task.step_id)

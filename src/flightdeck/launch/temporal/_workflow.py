@@ -129,7 +129,7 @@ class FlightPlanWorkflow:
         if not executor.keyed:
             await executor.flush()
         async with executor.lock:
-            batch = executor.take()
+            batch = await executor.carried()
         conclusion = {**spec, "state": state_to_dict(state)}
         self.concluded += 1
         result: dict[str, Any] = await workflow.execute_activity(
