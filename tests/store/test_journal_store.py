@@ -204,6 +204,42 @@ def test_a_process_walking_more_runs_than_its_pool_holds_still_writes(backend: s
     journal.close()
 
 
+def test_lock_connections_are_reused_and_handed_back_unlocked(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launch's run lock takes a pooled session, not a new one (a new
+    server session per launch was most of what PostgreSQL added to a short
+    launch); a session goes back to the pool holding no lock, even one a
+    walk failed to release, so the next walk on it cannot take a run that
+    another process walks (advisory locks are re-entrant per session)."""
+    import psycopg
+
+    from flightdeck.config._database import lock_pool
+
+    monkeypatch.setenv("FLIGHTDECK_DATABASE_URL", pg_url)
+    journal = Journal()
+
+    def walks(count: int) -> int:
+        for n in range(count):
+            with run_lock(journal, f"r{n}"):
+                pass
+        return int(lock_pool(pg_url).get_stats()["connections_num"])  # sessions opened
+
+    opened = walks(2)
+    assert walks(5) == opened <= 2  # five more launches, no new session
+    key = "flightdeck.run:r9"
+    with lock_pool(pg_url).connection() as conn:  # a walk that never unlocked
+        conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+    with psycopg.connect(pg_url, autocommit=True) as other:
+        row = other.execute(
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+        ).fetchone()
+        assert row == (True,)  # released when the session went back
+        with pytest.raises(LaunchError) as refused, run_lock(journal, "r9"):
+            pass
+        assert refused.value.code == "resume.running"
+
+
 def test_a_store_that_is_down_is_a_located_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(
         "FLIGHTDECK_DATABASE_URL", "postgresql://fd:s3cret@127.0.0.1:1/flightdeck?connect_timeout=2"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ENV = "FLIGHTDECK_DATABASE_URL"
 _SCHEMES = ("postgresql", "postgres")
 _POOLS: dict[str, ConnectionPool] = {}
+_LOCK_POOLS: dict[str, ConnectionPool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
@@ -159,6 +160,49 @@ def pool(url: str) -> ConnectionPool:
         return opened
 
 
+# How many runs one process may walk at once on a PostgreSQL store: each walk
+# holds one of these connections for its run's lock. Far above any real use
+# (a web view's resumes, an embedder's concurrent launches); connections are
+# opened as walks need them and closed after ten idle minutes.
+LOCK_CONNECTIONS = 256
+
+
+def lock_pool(url: str) -> ConnectionPool:
+    """The process's pool of connections that hold run locks (session
+    advisory locks) for `url`: apart from `pool`, so walks holding locks never
+    starve the journal's writes, and reused, so a launch does not pay a new
+    server session (about 2.6 ms here, against 0.04 ms for a query). A
+    connection handed back is cleared of every advisory lock first."""
+    with _POOLS_LOCK:
+        found = _LOCK_POOLS.get(url)
+        if found is not None:
+            return found
+    pool(url)  # the store's own checks and errors, once
+    from psycopg_pool import ConnectionPool
+
+    with _POOLS_LOCK:
+        found = _LOCK_POOLS.get(url)
+        if found is None:
+            found = _LOCK_POOLS[url] = ConnectionPool(
+                url,
+                min_size=0,
+                max_size=LOCK_CONNECTIONS,
+                kwargs={"autocommit": True, "connect_timeout": 10},
+                check=_check,
+                reset=_unlock_all,
+                open=True,
+                name="flightdeck-locks",
+            )
+        return found
+
+
+def _unlock_all(conn: Any) -> None:
+    # A walk unlocks its run as it ends; should that have failed, the lock
+    # must not pass to the next walk this connection serves (session
+    # advisory locks are re-entrant: that walk would take any run).
+    conn.execute("SELECT pg_advisory_unlock_all()")
+
+
 def _check(conn: Any) -> None:
     """The pool's check of an idle connection, a round trip only when the
     connection may be gone. A server that ends a session (a restart, a
@@ -187,9 +231,10 @@ def _check(conn: Any) -> None:
 def close_pools() -> None:
     """Close every pool this process opened (tests; a worker that stops)."""
     with _POOLS_LOCK:
-        for opened in _POOLS.values():
+        for opened in [*_POOLS.values(), *_LOCK_POOLS.values()]:
             opened.close()
         _POOLS.clear()
+        _LOCK_POOLS.clear()
         _CURRENT.clear()
 
 

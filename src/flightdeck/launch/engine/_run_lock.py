@@ -5,10 +5,11 @@ another machine) is refused with `resume.running` instead of walking it
 twice. The database holds the lock, so it ends with the process that held
 it, kill -9 included:
 
-- PostgreSQL: a session advisory lock, on a connection of its own kept for
-  the walk (the server drops it when that connection closes). Not one of
-  the pool's: a process walking more runs at once than the pool holds
-  (an embedder's concurrent launches) would starve its own journal writes;
+- PostgreSQL: a session advisory lock, on a connection kept for the walk
+  (the server drops it when that connection closes), taken from a pool of
+  lock connections (`config._database.lock_pool`). Not the journal's pool:
+  a process walking more runs at once than that pool holds (an embedder's
+  concurrent launches) would starve its own journal writes;
 - SQLite: a file lock (`filelock`, flock) beside the journal, in
   `run-locks/RUN.lock` (the kernel drops it when the process ends).
 """
@@ -58,12 +59,13 @@ def run_lock(journal: Journal, run_id: str) -> Iterator[None]:
 @contextmanager
 def _advisory(url: str, run_id: str) -> Iterator[None]:
     import psycopg
+    from psycopg_pool import PoolTimeout
 
-    from flightdeck.config._database import unreachable
+    from flightdeck.config._database import StoreError, lock_pool, unreachable
 
     key = f"flightdeck.run:{run_id}"
     try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+        with lock_pool(url).connection() as conn:
             row = conn.execute(
                 "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
             ).fetchone()
@@ -73,6 +75,8 @@ def _advisory(url: str, run_id: str) -> Iterator[None]:
                 yield
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
-    except psycopg.OperationalError as exc:
+    except StoreError as exc:
+        raise LaunchError(exc.code, exc.message, hint=exc.hint) from None
+    except (psycopg.OperationalError, PoolTimeout) as exc:
         error = unreachable(url, exc)
         raise LaunchError(error.code, error.message, hint=error.hint) from None
