@@ -18,7 +18,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +207,7 @@ def test_the_source_is_read_on_a_worker_once_and_recorded_as_locally(
     )
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert '"eu-west"' in shown.stdout
-    json.loads(shown.stdout)
+    assert "inputs_pending" not in json.loads(shown.stdout)  # read, and in the row
 
 
 def test_a_source_read_that_needs_approval_is_refused_before_the_run(
@@ -221,11 +221,15 @@ def test_a_source_read_that_needs_approval_is_refused_before_the_run(
     assert fleet.reads() == [] and Journal().runs() == []
 
 
-def _kill_the_reader(fleet: Fleet, plan: Path) -> RunResult:
-    """Launch; kill -9 the worker whose read hangs; return the run's result."""
+def _kill_the_reader(
+    fleet: Fleet, plan: Path, while_reading: Callable[[], None] = lambda: None
+) -> RunResult:
+    """Launch; kill -9 the worker whose read hangs (after `while_reading`);
+    return the run's result."""
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         running = pool.submit(fleet.launch, plan)
         wait_for(lambda: fleet.reads(), "the first read", 60.0)
+        while_reading()
         pid = int(fleet.reads()[0].split("-")[1])
         os.kill(pid, signal.SIGKILL)
         return running.result(timeout=300)
@@ -235,7 +239,20 @@ def test_a_worker_lost_mid_read_safe_to_retry_reads_again_elsewhere(
     fleet: Fleet, tmp_path: Path
 ) -> None:
     plan = _plan(tmp_path / "plan", "src.token_hang", READ)
-    result = _kill_the_reader(fleet, plan)
+
+    def shown_while_reading() -> None:
+        # From a home that took no part: the run, and the input it waits for.
+        (run,) = Journal().runs()
+        other = {**os.environ, "FLIGHTDECK_HOME": str(tmp_path / "operator")}
+        argv = [sys.executable, "-m", "flightdeck", "runs", "show", run.run_id]
+        shown = subprocess.run(
+            [*argv, "--format", "json"], env=other, capture_output=True, text=True, check=False
+        )
+        assert json.loads(shown.stdout)["inputs_pending"] == ["region"], shown.stdout
+        text = subprocess.run(argv, env=other, capture_output=True, text=True, check=False)
+        assert "inputs being read on a worker: region" in text.stdout, text.stdout
+
+    result = _kill_the_reader(fleet, plan, shown_while_reading)
     assert result.status == "completed", result.to_dict()
     assert len(fleet.reads()) == 2  # the killed read and the one that answered
     records = _records(result.run_id)

@@ -384,7 +384,9 @@ def _start_run(
             content_hash=verified.content_hash,
             launch_time=resolved.launch_time,
             inputs=resolved.values,
-            options=flags,
+            # The inputs a worker reads (`runs show`: pending until then).
+            options=flags
+            | ({"inputs_read_on_worker": [s["input"] for s in sources]} if sources else {}),
             executor=executor,
             cluster=cluster,
         )

@@ -103,6 +103,8 @@ def _print_report(report: dict[str, Any], fmt: str) -> None:
     if "temporal" in report:
         _show_live(report["temporal"])
     click.echo(f"  plan hash {report['content_hash']}  launched {report['launch_time']}")
+    if report.get("inputs_pending"):
+        click.echo(f"  inputs being read on a worker: {', '.join(report['inputs_pending'])}")
     if report["error"]:
         error = report["error"]
         click.echo(f"  error: {error.get('message')} [{error.get('code')}]")

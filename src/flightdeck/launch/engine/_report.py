@@ -44,13 +44,20 @@ def run_report(run_id: str, journal: Journal, audit: AuditReader | None) -> dict
         if step["approval"] not in (None, "not-required")
     ]
     records = [record.to_dict() for record in audit.records(run_id=run_id)] if audit else []
-    return {
+    report = {
         **row.to_dict(),
         "steps": steps,
         "approvals": approvals,
         "outputs": journal.outputs(run_id),
         "audit": records,
     }
+    # A Temporal run's `source` inputs join its row once a worker has read
+    # them; until then the report names them instead of leaving them out.
+    deferred = row.options.get("inputs_read_on_worker") or []
+    pending = [name for name in deferred if name not in row.inputs]
+    if pending and row.status == "running":
+        report["inputs_pending"] = pending
+    return report
 
 
 def run_list(journal: Journal, limit: int = 50) -> list[dict[str, Any]]:
