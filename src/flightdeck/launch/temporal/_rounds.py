@@ -137,8 +137,9 @@ class ActivityExecutor:
     the only one waiting to start and is safe to run again, they ride with
     it: its activity applies them, in one transaction, before the step runs
     (one activity per step, as a hand-written workflow has). Otherwise (two
-    steps start together, or the step must not run twice) a local activity
-    applies them first, and the steps start after it. Either way a batch has
+    steps start together, the step must not run twice, or the batch is too
+    large to keep in the history twice) a local activity applies them
+    first, and the steps start after it. Either way a batch has
     a key (this execution's id and a count), recorded in the transaction
     that applies it, so a batch sent again (a step retried on another
     worker) is applied once. Histories from before the first way keep the
