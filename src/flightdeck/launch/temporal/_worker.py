@@ -101,7 +101,23 @@ class StepActivities:
     async def conclude(
         self, spec: dict[str, Any], batch: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        apply_batch(self.runtime, self.router, batch, again=activity.info().attempt > 1)
+        """Apply the last batch, materialize the outputs, settle the run. It
+        heartbeats like a step (a worker lost mid-conclusion is noticed in
+        the heartbeat timeout, not the activity's 300 s), so the work runs
+        in a thread while the event loop sends the beats."""
+        again = activity.info().attempt > 1
+        beat = asyncio.ensure_future(_heartbeat())
+        try:
+            return await asyncio.to_thread(self._conclude, spec, batch, again)
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+
+    def _conclude(
+        self, spec: dict[str, Any], batch: dict[str, Any] | None, again: bool
+    ) -> dict[str, Any]:
+        apply_batch(self.runtime, self.router, batch, again=again)
         verified = VerifiedTarget(
             read_plan(spec["plan"], spec["body"]),
             Path(spec["path"]),

@@ -138,6 +138,8 @@ class FlightPlanWorkflow:
             activity_id=f"{spec['run_id']}/conclude/{self.concluded}",
             task_queue=spec["task_queue"],
             start_to_close_timeout=timedelta(seconds=300),
+            # A worker lost mid-conclusion: another concludes after this long.
+            heartbeat_timeout=timedelta(seconds=float(spec["heartbeat_timeout"])),
             retry_policy=BOOKKEEPING,
         )
         return result
